@@ -1,0 +1,47 @@
+# binlog-router: the two commands a newcomer needs are `make demo` and `make test`.
+GO       ?= go
+PKGS     := ./...
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -s -w -X main.version=$(VERSION)
+
+.PHONY: build demo test test-short test-faults fuzz-short bench lint fmt vet clean
+
+build: ## build bin/binlog-router (static)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/binlog-router ./cmd/binlog-router
+
+demo: ## the whole product on a private MariaDB and an in-process Kafka
+	$(GO) run ./test/demo
+
+test: lint ## unit, integration and fault tests with the race detector, plus a short fuzz run
+	$(GO) test -race -shuffle=on -count=1 -timeout 30m $(PKGS)
+	$(MAKE) fuzz-short
+
+test-short: ## unit tests only (no servers)
+	$(GO) test -short -count=1 $(PKGS)
+
+test-faults: ## the long fault-injection variants
+	FAULTS=long $(GO) test -race -count=1 -timeout 60m -run 'Fault|Crash|Failover|HA' -v ./test/
+
+fuzz-short: ## a few seconds of each fuzz target
+	@set -e; for spec in \
+		./internal/gtid:FuzzParseMySQL ./internal/gtid:FuzzParseMariaDB ./internal/gtid:FuzzAddMySQL \
+		./internal/route:FuzzTemplate ./internal/route:FuzzRecord; do \
+		pkg=$${spec%%:*}; fn=$${spec##*:}; \
+		echo "fuzz $$pkg $$fn"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime 5s $$pkg; \
+	done
+
+bench: ## the side-by-side benchmark (writes bench-results/)
+	$(GO) run ./test/bench $(BENCHFLAGS)
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
+
+lint: fmt vet
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+clean:
+	rm -rf bin bench-results

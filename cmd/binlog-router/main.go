@@ -1,0 +1,75 @@
+// Command binlog-router routes transactional-outbox rows from the
+// MySQL/MariaDB binlog to Kafka. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFatal  = 1
+	exitUsage  = 2
+	exitPurged = 3 // the binlog the checkpoint needs was purged
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `binlog-router routes outbox rows from the MySQL/MariaDB binlog to Kafka.
+
+Usage:
+  binlog-router run [flags]              route until SIGTERM/SIGINT
+  binlog-router checkpoint show [flags]  print the stored checkpoint
+  binlog-router schema [--flavor mysql|mariadb] [--preset default|debezium] [--table db.outbox]
+  binlog-router version
+
+Every flag --some-flag can also be set with env BINLOG_ROUTER_SOME_FLAG.
+Run "binlog-router <command> -h" for the flags of a command.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:])
+	case "checkpoint":
+		return cmdCheckpoint(ctx, args[1:])
+	case "schema":
+		return cmdSchema(args[1:])
+	case "version", "--version", "-version":
+		fmt.Println("binlog-router", version)
+		return exitOK
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return exitOK
+	}
+	fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", args[0], usage)
+	return exitUsage
+}
+
+// exitCode maps a fatal error to the process exit code.
+func exitCode(err error) int {
+	switch {
+	case err == nil, errors.Is(err, context.Canceled):
+		return exitOK
+	case isPurged(err):
+		return exitPurged
+	}
+	return exitFatal
+}

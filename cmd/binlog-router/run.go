@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/rs/zerolog"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/config"
+	"github.com/binlog-router/binlog-router/internal/logging"
+	"github.com/binlog-router/binlog-router/internal/relay"
+)
+
+func isPurged(err error) bool { return errors.Is(err, binlog.ErrBinlogPurged) }
+
+// parse fills cfg from args and the environment.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return config.ApplyEnv(fs)
+}
+
+func cmdRun(ctx context.Context, args []string) int {
+	cfg := config.Default()
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	cfg.RegisterRun(fs)
+	if err := parse(fs, args); err != nil {
+		return usageError(err)
+	}
+	log, err := logging.Stderr(logging.Format(cfg.LogFormat), cfg.LogLevel)
+	if err != nil {
+		return usageError(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		log.Error().Err(err).Msg("invalid configuration")
+		return exitUsage
+	}
+	err = route(ctx, &cfg, log)
+	code := exitCode(err)
+	if code != exitOK {
+		log.Error().Err(err).Int("exit_code", code).Msg("binlog-router stopped")
+	} else {
+		log.Info().Msg("binlog-router stopped")
+	}
+	return code
+}
+
+func route(ctx context.Context, cfg *config.Config, log zerolog.Logger) error {
+	obs := &observer{log: log}
+	reader, err := binlog.Open(ctx, cfg.ReaderConfig(log, obs))
+	if err != nil {
+		return err
+	}
+	defer reader.Close()
+	r, err := relay.New(cfg.RelayConfig(log, version, nil), reader)
+	if err != nil {
+		return err
+	}
+	log.Info().Str("version", version).Str("mysql_addr", cfg.MySQLAddr).Strs("kafka_brokers", cfg.KafkaBrokers).
+		Strs("outbox_tables", cfg.OutboxTables).Msg("binlog-router starting")
+	return r.Run(ctx)
+}
+
+func usageError(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	fmt.Fprintln(os.Stderr, "binlog-router:", err)
+	return exitUsage
+}
+
+// observer logs what the binlog stream reports.
+type observer struct{ log zerolog.Logger }
+
+func (o *observer) OutboxUpdate(table, gtid string, rows int) {
+	o.log.Warn().Str("table", table).Str("gtid", gtid).Int("rows", rows).
+		Msg("UPDATE of outbox rows ignored: outbox rows are immutable; insert a new event instead (--on-update=fail stops on this)")
+}
+
+func (o *observer) DDL(gtid, query string) {
+	o.log.Info().Str("gtid", gtid).Str("query", query).Msg("DDL may touch an outbox table; column layout will be re-read")
+}

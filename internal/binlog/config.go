@@ -1,0 +1,91 @@
+package binlog
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/binlog-router/binlog-router/internal/schema"
+)
+
+// Config configures a Reader. Zero values take the defaults noted.
+type Config struct {
+	Addr     string      // host:port of the MySQL/MariaDB server
+	User     string      // replication user
+	Password string      // its password (never logged)
+	TLS      *tls.Config // nil: plain TCP
+	ServerID uint32      // replica server id, unique among the server's replicas; default 1001
+
+	Tables  []schema.TableName // outbox tables; at least one
+	Columns schema.Columns     // outbox column names
+
+	OnUpdate UpdatePolicy // UPDATE of an outbox row; default UpdateWarn
+	Observer Observer     // counts; default no-op
+
+	// EventCache is how many parsed binlog events may wait between the
+	// network reader and the stream (go-mysql's EventCacheCount); with the
+	// batch limits below it bounds the reader's memory. Default 32.
+	EventCache int
+	// MaxBatchRows and MaxBatchBytes bound one Batch. Defaults 1024 rows
+	// and 1 MiB (a single larger row still makes a batch of one).
+	MaxBatchRows  int
+	MaxBatchBytes int
+
+	// Heartbeat is the period at which an idle server sends heartbeats.
+	// A connection silent for three periods is considered dead. Default 1s.
+	Heartbeat time.Duration
+	// Backoff bounds the wait between reconnects: it starts at BackoffMin
+	// and doubles up to BackoffMax. Defaults 100ms and 5s.
+	BackoffMin, BackoffMax time.Duration
+	// ReconnectTimeout stops the reader when no connection succeeds for
+	// this long; 0 retries forever.
+	ReconnectTimeout time.Duration
+
+	Logger zerolog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.ServerID == 0 {
+		c.ServerID = 1001
+	}
+	if c.OnUpdate == "" {
+		c.OnUpdate = UpdateWarn
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
+	}
+	if c.EventCache <= 0 {
+		c.EventCache = 32
+	}
+	if c.MaxBatchRows <= 0 {
+		c.MaxBatchRows = 1024
+	}
+	if c.MaxBatchBytes <= 0 {
+		c.MaxBatchBytes = 1 << 20
+	}
+	if c.Heartbeat <= 0 {
+		c.Heartbeat = time.Second
+	}
+	if c.BackoffMin <= 0 {
+		c.BackoffMin = 100 * time.Millisecond
+	}
+	if c.BackoffMax <= 0 {
+		c.BackoffMax = 5 * time.Second
+	}
+}
+
+func (c *Config) validate() error {
+	if c.Addr == "" {
+		return errors.New("no server address: set --mysql-addr host:port")
+	}
+	if len(c.Tables) == 0 {
+		return errors.New("no outbox table: set --outbox-table db.table")
+	}
+	if c.OnUpdate != UpdateWarn && c.OnUpdate != UpdateFail {
+		return fmt.Errorf("invalid update policy %q: use warn or fail", c.OnUpdate)
+	}
+	return c.Columns.Validate()
+}

@@ -1,0 +1,115 @@
+package binlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+)
+
+var (
+	// ErrBinlogPurged means the server no longer has the binlog the start
+	// position needs: the events after it were purged. Nothing can be
+	// resumed; see PurgedError for the missing GTIDs and the way out.
+	ErrBinlogPurged = errors.New("binlog purged")
+
+	// ErrAccessDenied means the server refused the credentials or the
+	// replication privileges. Retrying cannot help.
+	ErrAccessDenied = errors.New("access denied")
+
+	// ErrUnmappable means an outbox row could not be mapped to the outbox
+	// columns (a required column is missing or the row has a different
+	// column count than the known layout). The router stops rather than
+	// skip the row.
+	ErrUnmappable = errors.New("outbox row cannot be mapped")
+
+	// ErrOutboxUpdate means an UPDATE of an outbox row was seen and the
+	// policy is to fail: outbox rows are immutable.
+	ErrOutboxUpdate = errors.New("update of an outbox row")
+
+	// ErrServerConfig means the server is not set up for row-based
+	// replication with GTIDs (binlog off, format not ROW, image not FULL,
+	// GTID mode off).
+	ErrServerConfig = errors.New("server not configured for row-based binlog with GTIDs")
+)
+
+// PurgedError reports a start position the server cannot serve.
+type PurgedError struct {
+	Start   string // the requested position (GTID set)
+	Missing string // GTIDs the server no longer has, when known
+	Server  string // the server's message
+}
+
+func (e *PurgedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "binlog purged: the server no longer has the events after GTID set %q", e.Start)
+	if e.Missing != "" {
+		fmt.Fprintf(&b, " (missing %s)", e.Missing)
+	}
+	if e.Server != "" {
+		fmt.Fprintf(&b, ": %s", e.Server)
+	}
+	b.WriteString("; events in that range were never published. Recover them from a backup or the outbox table itself, then restart from the server's earliest position with `binlog-router checkpoint set` or `--start earliest` after resetting the checkpoint")
+	return b.String()
+}
+
+// Unwrap makes errors.Is(err, ErrBinlogPurged) true.
+func (e *PurgedError) Unwrap() error { return ErrBinlogPurged }
+
+// RowError names an outbox row that cannot be decoded.
+type RowError struct {
+	Table string // db.table
+	GTID  string
+	Err   error
+	Fix   string
+}
+
+func (e *RowError) Error() string {
+	s := fmt.Sprintf("outbox table %s, transaction %s: %v", e.Table, e.GTID, e.Err)
+	if e.Fix != "" {
+		s += "; " + e.Fix
+	}
+	return s
+}
+
+func (e *RowError) Unwrap() error { return e.Err }
+
+// mysqlCode returns the server error code in err, if any.
+func mysqlCode(err error) (uint16, string, bool) {
+	var me *gomysql.MyError
+	if errors.As(err, &me) {
+		return me.Code, me.Message, true
+	}
+	return 0, "", false
+}
+
+// classify turns a replication error into a fatal error, or returns nil
+// when the error is transient (network, server restart) and a reconnect
+// with backoff may succeed.
+func classify(err error, start string) error {
+	code, msg, ok := mysqlCode(err)
+	if !ok {
+		return nil
+	}
+	switch code {
+	case gomysql.ER_MASTER_FATAL_ERROR_READING_BINLOG:
+		lower := strings.ToLower(msg)
+		if strings.Contains(lower, "purged") || strings.Contains(lower, "could not find gtid state") ||
+			strings.Contains(lower, "could not find first log") {
+			return &PurgedError{Start: start, Server: msg}
+		}
+		return fmt.Errorf("server refused to send the binlog from %q: %s", start, msg)
+	case gomysql.ER_ACCESS_DENIED_ERROR, gomysql.ER_DBACCESS_DENIED_ERROR, gomysql.ER_SPECIFIC_ACCESS_DENIED_ERROR:
+		return fmt.Errorf("%w: %s; grant the router's user REPLICATION SLAVE and REPLICATION CLIENT (MariaDB: BINLOG MONITOR) and SELECT on the outbox tables", ErrAccessDenied, msg)
+	}
+	return nil
+}
+
+// transient reports whether err looks like a lost connection.
+func transient(err error) bool {
+	var ne net.Error
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
+}

@@ -1,0 +1,248 @@
+package binlog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/go-sql-driver/mysql"
+	"github.com/rs/zerolog"
+
+	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/logging"
+	"github.com/binlog-router/binlog-router/internal/schema"
+)
+
+// Reader replicates the binlog of one server and delivers the outbox rows
+// of whole transactions, in binlog order, as Batches.
+type Reader struct {
+	cfg    Config
+	db     *sql.DB
+	server *Server
+	outbox outboxSet
+	log    zerolog.Logger
+}
+
+// Open connects to the server over SQL, reads its settings and checks the
+// ones the router cannot work without. The caller must Close the Reader.
+func Open(ctx context.Context, cfg Config) (*Reader, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	dsn := mysql.NewConfig()
+	dsn.User, dsn.Passwd, dsn.Net, dsn.Addr = cfg.User, cfg.Password, "tcp", cfg.Addr
+	dsn.ParseTime = true
+	dsn.Timeout = 10 * time.Second
+	if cfg.TLS != nil {
+		if err := mysql.RegisterTLSConfig("binlog-router", cfg.TLS); err != nil {
+			return nil, err
+		}
+		dsn.TLSConfig = "binlog-router"
+	}
+	connector, err := mysql.NewConnector(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("mysql connection settings: %w", err)
+	}
+	db := sql.OpenDB(connector)
+	db.SetMaxOpenConns(2)
+	server, err := Inspect(ctx, db)
+	if err != nil {
+		db.Close()
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && (me.Number == 1045 || me.Number == 1044) {
+			return nil, fmt.Errorf("connecting to %s as %q: %w: %s", cfg.Addr, cfg.User, ErrAccessDenied, me.Message)
+		}
+		return nil, fmt.Errorf("connecting to %s: %w", cfg.Addr, err)
+	}
+	if err := server.Check(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Reader{cfg: cfg, db: db, server: server, outbox: newOutboxSet(cfg.Tables),
+		log: cfg.Logger.With().Str("component", "binlog").Logger()}, nil
+}
+
+// Server returns what was read about the server at Open.
+func (r *Reader) Server() *Server { return r.server }
+
+// DB is the reader's SQL connection pool (for information_schema and
+// status queries).
+func (r *Reader) DB() *sql.DB { return r.db }
+
+// Close releases the SQL connection.
+func (r *Reader) Close() error { return r.db.Close() }
+
+// Refresh re-reads the server's settings and GTID state.
+func (r *Reader) Refresh(ctx context.Context) (*Server, error) {
+	s, err := Inspect(ctx, r.db)
+	if err == nil {
+		r.server = s
+	}
+	return s, err
+}
+
+// Run streams the binlog from the position after the transactions in from
+// and sends one Batch at a time to out, blocking while out is full. It
+// returns only with an error: ctx's when cancelled, a *PurgedError,
+// ErrAccessDenied, a *RowError for an outbox row it cannot map, or the
+// last connection error after ReconnectTimeout.
+//
+// Lost connections are retried with backoff from the last transaction
+// delivered completely; rows of a transaction that was delivered in part
+// are not delivered again. Every transaction is therefore delivered once
+// per Run, whatever happens to the connection.
+func (r *Reader) Run(ctx context.Context, from *gtid.Set, out chan<- Batch) error {
+	delivered := from.Clone()
+	s := &stream{
+		flavor:   r.server.Flavor,
+		tables:   newTableCache(r.outbox, r.cfg.Columns, r.columnSource),
+		onUpdate: r.cfg.OnUpdate,
+		observer: r.cfg.Observer,
+		maxRows:  r.cfg.MaxBatchRows,
+		maxBytes: r.cfg.MaxBatchBytes,
+	}
+	s.emit = func(b Batch) error {
+		select {
+		case out <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if b.End {
+			b.Txn.AddTo(delivered)
+		}
+		return nil
+	}
+	backoff := r.cfg.BackoffMin
+	var failingSince time.Time
+	for {
+		progressed, err := r.session(ctx, delivered, s)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var fatal *sessionError
+		if errors.As(err, &fatal) {
+			return fatal.err
+		}
+		if f := classify(err, delivered.String()); f != nil {
+			return f
+		}
+		s.interrupted()
+		if progressed {
+			backoff, failingSince = r.cfg.BackoffMin, time.Time{}
+		}
+		if failingSince.IsZero() {
+			failingSince = time.Now()
+		}
+		if r.cfg.ReconnectTimeout > 0 && time.Since(failingSince) > r.cfg.ReconnectTimeout {
+			return fmt.Errorf("no binlog connection to %s for %s: %w", r.cfg.Addr, r.cfg.ReconnectTimeout, err)
+		}
+		r.log.Warn().Err(err).Str("resume_gtid_set", delivered.String()).Dur("backoff", backoff).Msg("binlog connection lost; reconnecting")
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		backoff = min(backoff*2, r.cfg.BackoffMax)
+	}
+}
+
+// sessionError marks an error of the stream itself (not of the
+// connection): retrying would meet it again.
+type sessionError struct{ err error }
+
+func (e *sessionError) Error() string { return e.err.Error() }
+
+// session runs one replication connection until it fails. progressed
+// reports whether any event arrived (the connection worked).
+func (r *Reader) session(ctx context.Context, from *gtid.Set, s *stream) (progressed bool, err error) {
+	host, portText, err := net.SplitHostPort(r.cfg.Addr)
+	if err != nil {
+		return false, &sessionError{fmt.Errorf("invalid server address %q: %w", r.cfg.Addr, err)}
+	}
+	port, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil {
+		return false, &sessionError{fmt.Errorf("invalid port in %q: %w", r.cfg.Addr, err)}
+	}
+	start, err := gomysql.ParseGTIDSet(string(r.server.Flavor), from.String())
+	if err != nil {
+		return false, &sessionError{fmt.Errorf("start position %q: %w", from.String(), err)}
+	}
+	outbox := r.outbox
+	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
+		ServerID:              r.cfg.ServerID,
+		Flavor:                string(r.server.Flavor),
+		Host:                  host,
+		Port:                  uint16(port),
+		User:                  r.cfg.User,
+		Password:              r.cfg.Password,
+		TLSConfig:             r.cfg.TLS,
+		Charset:               "utf8mb4",
+		ParseTime:             true,
+		RenderJSONAsMySQLText: true,
+		HeartbeatPeriod:       r.cfg.Heartbeat,
+		DisableRetrySync:      true,
+		DiscardGTIDSet:        true,
+		EventCacheCount:       r.cfg.EventCache,
+		Logger:                logging.Slog(r.cfg.Logger, "go-mysql"),
+		RowsEventDecodeFunc: func(e *replication.RowsEvent, data []byte) error {
+			return decodeOutboxRows(outbox, e, data)
+		},
+	})
+	defer syncer.Close()
+	streamer, err := syncer.StartSyncGTID(start)
+	if err != nil {
+		return false, err
+	}
+	dead := 3*r.cfg.Heartbeat + 2*time.Second
+	for {
+		ev, err := r.next(ctx, streamer, dead)
+		if err != nil {
+			return progressed, err
+		}
+		progressed = true
+		if err := s.handle(ctx, ev); err != nil {
+			if ctx.Err() != nil {
+				return progressed, ctx.Err()
+			}
+			return progressed, &sessionError{err}
+		}
+	}
+}
+
+// next waits for the next event; a connection silent for longer than dead
+// (no events, no heartbeats) is treated as lost.
+func (r *Reader) next(ctx context.Context, streamer *replication.BinlogStreamer, dead time.Duration) (*replication.BinlogEvent, error) {
+	wait, cancel := context.WithTimeout(ctx, dead)
+	defer cancel()
+	ev, err := streamer.GetEvent(wait)
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("no event or heartbeat from the server for %s", dead)
+	}
+	return ev, err
+}
+
+// decodeOutboxRows runs on go-mysql's parser goroutine: it decodes the
+// row data of INSERTs into outbox tables only. Other tables' rows, and
+// updates and deletes, keep just their header (table and type), which is
+// all the stream looks at.
+func decodeOutboxRows(outbox outboxSet, e *replication.RowsEvent, data []byte) error {
+	pos, err := e.DecodeHeader(data)
+	if err != nil {
+		return err
+	}
+	if e.Type() != replication.EnumRowsEventTypeInsert || !outbox.has(e.Table.Schema, e.Table.Table) {
+		return nil
+	}
+	return e.DecodeData(pos, data)
+}
+
+func (r *Reader) columnSource(ctx context.Context, database, table string) ([]string, error) {
+	return schema.TableColumns(ctx, r.db, database, table)
+}

@@ -1,0 +1,34 @@
+package binlog
+
+import "time"
+
+// OutboxRow is one INSERTed row of an outbox table, decoded from a row event.
+//
+// Byte-slice fields alias the decoded binlog packet: they stay valid and
+// unchanged for as long as the row is referenced, and must never be written
+// to. A nil slice means SQL NULL or an absent optional column; a non-nil
+// empty slice is the empty string. Table and Database are never empty.
+type OutboxRow struct {
+	Database string // schema of the outbox table
+	Table    string // outbox table name
+
+	EventID       []byte // event id column (UUID text)
+	AggregateType []byte // aggregate type column
+	AggregateID   []byte // aggregate id column; the Kafka key
+	EventType     []byte // event type column
+	Payload       []byte // payload as stored; nil is NULL
+	SchemaVersion []byte // decimal text of schema_version; nil when NULL or absent
+	Traceparent   []byte // W3C traceparent; nil when NULL or absent
+	Headers       []byte // JSON object text of the headers column; nil when NULL or absent
+
+	CreatedAt time.Time // created_at; zero when NULL or absent
+}
+
+// Txn describes the binlog transaction that rows belong to. One Txn value is
+// shared by every Batch of that transaction.
+type Txn struct {
+	GTID string    // the transaction's GTID in server syntax: "0-1-42" or "uuid:7" or "uuid:tag:7"
+	Time time.Time // commit time reported by the server (event header or immediate commit timestamp)
+
+	id gtidID
+}

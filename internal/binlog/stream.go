@@ -1,0 +1,241 @@
+package binlog
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/binlog-router/binlog-router/internal/gtid"
+)
+
+// UpdatePolicy says what to do with an UPDATE of an outbox row.
+type UpdatePolicy string
+
+const (
+	// UpdateWarn logs the update, counts it and goes on.
+	UpdateWarn UpdatePolicy = "warn"
+	// UpdateFail stops the router with ErrOutboxUpdate.
+	UpdateFail UpdatePolicy = "fail"
+)
+
+// Observer receives counts from the stream. Calls come from the reading
+// goroutine and must not block.
+type Observer interface {
+	// OutboxUpdate is called for each UPDATE rows event of an outbox table
+	// under the warn policy.
+	OutboxUpdate(table, gtid string, rows int)
+	// DDL is called for a DDL statement that may touch an outbox table.
+	DDL(gtid, query string)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) OutboxUpdate(string, string, int) {}
+func (nopObserver) DDL(string, string)               {}
+
+// stream turns binlog events into Batches. It is a state machine over one
+// ordered event sequence and is shared by live replication and file
+// parsing. Not safe for concurrent use.
+type stream struct {
+	flavor   gtid.Flavor
+	tables   *tableCache
+	onUpdate UpdatePolicy
+	observer Observer
+	maxRows  int
+	maxBytes int
+	emit     func(Batch) error
+
+	pos Position
+
+	txn      *Txn
+	begun    bool // BEGIN seen (or implied): a later non-COMMIT query is part of the transaction
+	rows     []OutboxRow
+	rowBytes int
+	emitted  int // outbox rows of txn already emitted
+
+	// resume skips rows already delivered of a transaction that was
+	// interrupted by a lost connection and is read again.
+	resumeGTID string
+	resumeRows int
+	skip       int
+}
+
+func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error {
+	if ev.Header.LogPos > 0 {
+		s.pos.Pos = ev.Header.LogPos
+	}
+	switch e := ev.Event.(type) {
+	case *replication.RotateEvent:
+		s.pos = Position{File: string(e.NextLogName), Pos: uint32(e.Position)}
+	case *replication.GTIDEvent:
+		s.beginMySQL(e, ev.Header.Timestamp)
+	case *replication.GtidTaggedLogEvent:
+		s.beginMySQL(&e.GTIDEvent, ev.Header.Timestamp)
+	case *replication.MariadbGTIDEvent:
+		s.beginMariaDB(e, ev.Header.Timestamp)
+	case *replication.QueryEvent:
+		return s.query(e)
+	case *replication.XIDEvent:
+		return s.end()
+	case *replication.RowsEvent:
+		return s.rowsEvent(ctx, e)
+	case *replication.TransactionPayloadEvent:
+		for _, inner := range e.Events {
+			if err := s.handle(ctx, inner); err != nil {
+				return err
+			}
+		}
+	case *replication.HeartbeatEvent:
+		if s.txn == nil {
+			return s.emit(Batch{Heartbeat: true, Pos: s.pos})
+		}
+	}
+	return nil
+}
+
+func (s *stream) begin(t *Txn) {
+	s.txn, s.begun, s.emitted, s.rows, s.rowBytes = t, false, 0, nil, 0
+	s.skip = 0
+	if t.GTID == s.resumeGTID {
+		s.skip = s.resumeRows
+	}
+	s.resumeGTID, s.resumeRows = "", 0
+}
+
+func (s *stream) beginMySQL(e *replication.GTIDEvent, ts uint32) {
+	t := &Txn{Time: time.Unix(int64(ts), 0)}
+	if e.ImmediateCommitTimestamp > 0 {
+		t.Time = time.UnixMicro(int64(e.ImmediateCommitTimestamp))
+	}
+	id := gtidID{flavor: gtid.MySQL, gno: e.GNO, tag: e.Tag.String()}
+	copy(id.sid[:], e.SID)
+	if len(e.SID) == len(id.sid) && e.GNO > 0 {
+		t.GTID = string(gtid.AppendMySQL(nil, id.sid, id.tag, e.GNO))
+	} else {
+		// An anonymous transaction (gtid_mode OFF): it has no GTID and
+		// cannot move a GTID set.
+		id.flavor = ""
+	}
+	t.id = id
+	s.begin(t)
+}
+
+func (s *stream) beginMariaDB(e *replication.MariadbGTIDEvent, ts uint32) {
+	g := e.GTID
+	t := &Txn{
+		GTID: string(gtid.AppendMariaDB(nil, g.DomainID, g.ServerID, g.SequenceNumber)),
+		Time: time.Unix(int64(ts), 0),
+		id:   gtidID{flavor: gtid.MariaDB, domain: g.DomainID, server: g.ServerID, seq: g.SequenceNumber},
+	}
+	s.begin(t)
+	// A MariaDB GTID event opens the group itself; only a standalone
+	// group (DDL) ends with its single query.
+	s.begun = !e.IsStandalone()
+}
+
+var (
+	queryBegin  = []byte("BEGIN")
+	queryCommit = []byte("COMMIT")
+)
+
+func (s *stream) query(e *replication.QueryEvent) error {
+	q := bytes.TrimSpace(e.Query)
+	switch {
+	case bytes.EqualFold(q, queryBegin):
+		s.begun = true
+		return nil
+	case bytes.EqualFold(q, queryCommit):
+		return s.end()
+	}
+	// Anything else is DDL or a statement inside a transaction.
+	if s.tables.outbox.mentionedIn(q) {
+		s.tables.invalidate()
+		gtidText := ""
+		if s.txn != nil {
+			gtidText = s.txn.GTID
+		}
+		s.observer.DDL(gtidText, string(q))
+	}
+	if !s.begun {
+		return s.end()
+	}
+	return nil
+}
+
+func (s *stream) rowsEvent(ctx context.Context, e *replication.RowsEvent) error {
+	if e.Table == nil || !s.tables.outbox.has(e.Table.Schema, e.Table.Table) || s.txn == nil {
+		return nil
+	}
+	switch e.Type() {
+	case replication.EnumRowsEventTypeInsert:
+	case replication.EnumRowsEventTypeUpdate:
+		name := qualified(e.Table)
+		if s.onUpdate == UpdateFail {
+			return &RowError{Table: name, GTID: s.txn.GTID, Err: ErrOutboxUpdate,
+				Fix: "outbox rows are immutable: insert a new event instead of updating, or run with --on-update=warn to ignore updates"}
+		}
+		s.observer.OutboxUpdate(name, s.txn.GTID, 1)
+		return nil
+	default: // DELETE: apps may clean the table right after inserting.
+		return nil
+	}
+	t, err := s.tables.lookup(ctx, e.Table, s.txn.GTID)
+	if err != nil {
+		return err
+	}
+	for _, values := range e.Rows {
+		if s.skip > 0 {
+			s.skip--
+			s.emitted++
+			continue
+		}
+		if len(values) != t.layout.NumColumns {
+			return &RowError{Table: t.name, GTID: s.txn.GTID,
+				Err: fmt.Errorf("%w: row has %d columns, the table's layout %d", ErrUnmappable, len(values), t.layout.NumColumns)}
+		}
+		s.rows = append(s.rows, OutboxRow{})
+		r := &s.rows[len(s.rows)-1]
+		rowFromValues(t, values, r)
+		s.rowBytes += len(r.Payload) + len(r.EventID) + len(r.AggregateID) + len(r.EventType) + len(r.Headers) + 64
+		if len(s.rows) >= s.maxRows || s.rowBytes >= s.maxBytes {
+			if err := s.flush(false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// flush emits the pending rows of the open transaction.
+func (s *stream) flush(end bool) error {
+	b := Batch{Txn: s.txn, Rows: s.rows, End: end, Pos: s.pos}
+	s.emitted += len(s.rows)
+	s.rows, s.rowBytes = nil, 0
+	return s.emit(b)
+}
+
+func (s *stream) end() error {
+	if s.txn == nil {
+		// An event group whose GTID we did not see (we started inside
+		// it, or it is anonymous): nothing to deliver.
+		s.begun = false
+		return nil
+	}
+	err := s.flush(true)
+	s.txn, s.begun = nil, false
+	return err
+}
+
+// interrupted records how far the open transaction was delivered before
+// the connection was lost, so that a new connection, which starts at the
+// beginning of that transaction, skips the rows already delivered.
+func (s *stream) interrupted() {
+	if s.txn != nil && s.txn.GTID != "" {
+		s.resumeGTID, s.resumeRows = s.txn.GTID, s.emitted+s.skip
+	}
+	s.txn, s.begun, s.rows, s.rowBytes, s.emitted, s.skip = nil, false, nil, 0, 0, 0
+	s.tables.reset()
+}

@@ -1,0 +1,151 @@
+package binlog
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/binlog-router/binlog-router/internal/schema"
+)
+
+// ColumnSource returns a table's column names in ordinal order. It is used
+// when TABLE_MAP events carry no column names (binlog_row_metadata is not
+// FULL).
+type ColumnSource func(ctx context.Context, database, table string) ([]string, error)
+
+// outboxSet is the immutable set of configured outbox tables. It is read
+// by go-mysql's parser goroutine (to skip other tables' rows without
+// decoding them) and by the stream, so it must never change after New.
+type outboxSet map[string]map[string]struct{}
+
+func newOutboxSet(tables []schema.TableName) outboxSet {
+	s := outboxSet{}
+	for _, t := range tables {
+		if s[t.Database] == nil {
+			s[t.Database] = map[string]struct{}{}
+		}
+		s[t.Database][t.Table] = struct{}{}
+	}
+	return s
+}
+
+// has does not allocate: the string conversions in map index expressions
+// are optimised away.
+func (s outboxSet) has(db, table []byte) bool {
+	tables, ok := s[string(db)]
+	if !ok {
+		return false
+	}
+	_, ok = tables[string(table)]
+	return ok
+}
+
+// mentionedIn reports whether a DDL statement may touch an outbox table.
+// It errs on the side of yes: a false positive only costs a refresh.
+func (s outboxSet) mentionedIn(query []byte) bool {
+	q := strings.ToLower(string(query))
+	for _, tables := range s {
+		for t := range tables {
+			if strings.Contains(q, strings.ToLower(t)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// table is an outbox table as resolved from one TABLE_MAP event.
+type table struct {
+	db, tbl string
+	name    string // db.table
+	layout  schema.Layout
+}
+
+// tableCache resolves TABLE_MAP events of outbox tables to column layouts.
+// Table ids are stable until the server reopens the table (after DDL or a
+// restart), so layouts are cached by id and verified by name.
+type tableCache struct {
+	outbox  outboxSet
+	columns schema.Columns
+	source  ColumnSource
+
+	byID      map[uint64]*table
+	fromQuery map[string][]string // db.table -> columns read through source
+}
+
+func newTableCache(outbox outboxSet, columns schema.Columns, source ColumnSource) *tableCache {
+	return &tableCache{outbox: outbox, columns: columns, source: source,
+		byID: map[uint64]*table{}, fromQuery: map[string][]string{}}
+}
+
+// reset forgets table ids (they are only valid within one connection's
+// view of the server) but keeps queried column lists.
+func (c *tableCache) reset() { clear(c.byID) }
+
+// invalidate drops every queried column list after DDL that may touch an
+// outbox table; the next TABLE_MAP asks the server again.
+func (c *tableCache) invalidate() {
+	clear(c.fromQuery)
+	clear(c.byID)
+}
+
+// lookup returns the resolved outbox table of a rows event's TABLE_MAP.
+// gtidText names the transaction in errors.
+func (c *tableCache) lookup(ctx context.Context, tm *replication.TableMapEvent, gtidText string) (*table, error) {
+	if t, ok := c.byID[tm.TableID]; ok && t.db == string(tm.Schema) && t.tbl == string(tm.Table) {
+		return t, nil
+	}
+	name := qualified(tm)
+	names := tm.ColumnNameString()
+	fromMeta := names != nil
+	if !fromMeta {
+		var err error
+		if names, err = c.queried(ctx, tm, false); err != nil {
+			return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: reading its columns: %v", ErrUnmappable, err),
+				Fix: "set binlog_row_metadata=FULL on the server, or grant SELECT on the table so its columns can be read from information_schema"}
+		}
+		if len(names) != int(tm.ColumnCount) {
+			// The table changed since we last asked; ask once more.
+			if names, err = c.queried(ctx, tm, true); err != nil {
+				return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: reading its columns: %v", ErrUnmappable, err)}
+			}
+		}
+	}
+	if len(names) != int(tm.ColumnCount) {
+		return nil, &RowError{Table: name, GTID: gtidText,
+			Err: fmt.Errorf("%w: the binlog row has %d columns but the table has %d now", ErrUnmappable, tm.ColumnCount, len(names)),
+			Fix: "the table's definition changed after this row was written; set binlog_row_metadata=FULL on the server so rows carry their own column names, then restart"}
+	}
+	layout, err := c.columns.Resolve(name, names)
+	if err != nil {
+		return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: %v", ErrUnmappable, err)}
+	}
+	if len(c.byID) > 4096 {
+		clear(c.byID)
+	}
+	t := &table{db: string(tm.Schema), tbl: string(tm.Table), name: name, layout: layout}
+	c.byID[tm.TableID] = t
+	return t, nil
+}
+
+func (c *tableCache) queried(ctx context.Context, tm *replication.TableMapEvent, refresh bool) ([]string, error) {
+	name := qualified(tm)
+	if names, ok := c.fromQuery[name]; ok && !refresh {
+		return names, nil
+	}
+	if c.source == nil {
+		return nil, fmt.Errorf("the binlog has no column names (binlog_row_metadata is not FULL) and no server connection to read them from")
+	}
+	names, err := c.source(ctx, string(tm.Schema), string(tm.Table))
+	if err != nil {
+		return nil, err
+	}
+	c.fromQuery[name] = names
+	return names, nil
+}
+
+func qualified(tm *replication.TableMapEvent) string {
+	return string(tm.Schema) + "." + string(tm.Table)
+}

@@ -1,0 +1,17 @@
+// Package checkpoint stores and loads the router's position: the GTID set
+// whose every outbox row has been published, one JSON value per router
+// name, in a compacted single-partition Kafka topic.
+//
+// Contract:
+//   - Record builds the checkpoint record. The relay writes it in the same
+//     Kafka transaction as the records it covers (exactly-once), or after
+//     they are acknowledged (at-least-once), so a stored checkpoint never
+//     covers a row that was not published.
+//   - Load returns the latest committed checkpoint of a name, reading with
+//     read_committed isolation up to the last stable offset: records of
+//     open or aborted transactions are never returned. It returns
+//     ErrCheckpointMissing when the name has none.
+//   - EnsureTopic creates the topic (cleanup.policy=compact, 1 partition)
+//     when it is missing and refuses one whose cleanup policy would
+//     delete checkpoints.
+package checkpoint

@@ -1,0 +1,79 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Load returns the latest committed checkpoint stored for name in topic.
+// opts are the connection options (brokers, TLS, SASL) of a client that
+// Load creates and closes. ErrCheckpointMissing is returned when there is
+// none. A concurrently open transaction is not waited for.
+func Load(ctx context.Context, topic, name string, opts ...kgo.Opt) (*Checkpoint, error) {
+	adm, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer adm.Close()
+	ends, err := kadm.NewClient(adm).ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		return nil, fmt.Errorf("reading end of checkpoint topic %q: %w", topic, err)
+	}
+	starts, err := kadm.NewClient(adm).ListStartOffsets(ctx, topic)
+	if err != nil {
+		return nil, fmt.Errorf("reading start of checkpoint topic %q: %w", topic, err)
+	}
+	end, ok := ends.Lookup(topic, 0)
+	if !ok || end.Err != nil {
+		if ok {
+			err = end.Err
+		}
+		return nil, fmt.Errorf("checkpoint topic %q has no partition 0: %v", topic, err)
+	}
+	start, _ := starts.Lookup(topic, 0)
+	if end.Offset <= start.Offset {
+		return nil, fmt.Errorf("%w for %q in topic %q", ErrCheckpointMissing, name, topic)
+	}
+
+	cl, err := kgo.NewClient(append(opts,
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(),
+	)...)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	var last []byte
+	for {
+		fetches := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("reading checkpoint topic %q: %w", topic, err)
+		}
+		var fetchErr error
+		fetches.EachError(func(_ string, _ int32, err error) { fetchErr = err })
+		if fetchErr != nil && !errors.Is(fetchErr, context.Canceled) {
+			return nil, fmt.Errorf("reading checkpoint topic %q: %w", topic, fetchErr)
+		}
+		done := false
+		fetches.EachRecord(func(r *kgo.Record) {
+			if !r.Attrs.IsControl() && string(r.Key) == name {
+				last = r.Value
+			}
+			if r.Offset >= end.Offset-1 {
+				done = true
+			}
+		})
+		if done {
+			break
+		}
+	}
+	if last == nil {
+		return nil, fmt.Errorf("%w for %q in topic %q", ErrCheckpointMissing, name, topic)
+	}
+	return Decode(last)
+}

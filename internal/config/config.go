@@ -1,0 +1,170 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/route"
+	"github.com/binlog-router/binlog-router/internal/schema"
+)
+
+// Config is everything `binlog-router run` can be told.
+type Config struct {
+	MySQLAddr         string         // --mysql-addr: source server host:port
+	MySQLUser         string         // --mysql-user
+	MySQLPassword     string         // --mysql-password (prefer the env variable or --mysql-password-file)
+	MySQLPasswordFile string         // --mysql-password-file: read the password from this file
+	ServerID          uint           // --server-id: replica id, unique among the server's replicas
+	OutboxTables      []string       // --outbox-table db.table (repeatable, or comma separated)
+	Preset            string         // --preset: outbox column preset, default or debezium
+	Columns           schema.Columns // --column-*: overrides of the preset's column names
+	OnUpdate          string         // --on-update warn|fail
+
+	KafkaBrokers     []string // --kafka-brokers a:9092,b:9092
+	TopicTemplate    string   // --topic-template; default from the preset
+	ValidateJSON     bool     // --validate-json
+	RequireUUID      bool     // --require-uuid
+	AutoCreateTopics bool     // --auto-create-topics
+
+	Name            string        // --name
+	CheckpointTopic string        // --checkpoint-topic
+	Start           string        // --start earliest|latest|gtid:<set>
+	Delivery        string        // --delivery exactly-once|at-least-once
+	CommitRecords   int           // --commit-records
+	CommitInterval  time.Duration // --commit-interval
+	IdleCheckpoint  time.Duration // --idle-checkpoint
+
+	EventCache         int           // --event-cache
+	MaxBufferedRecords int           // --max-buffered-records
+	MaxBufferedBytes   int           // --max-buffered-bytes
+	TransactionTimeout time.Duration // --transaction-timeout
+	ShutdownTimeout    time.Duration // --shutdown-timeout
+
+	LogFormat string // --log-format json|console
+	LogLevel  string // --log-level
+}
+
+// Default returns the defaults documented in the README.
+func Default() Config {
+	return Config{
+		MySQLAddr:          "127.0.0.1:3306",
+		MySQLUser:          "root",
+		ServerID:           1001,
+		Preset:             "default",
+		OnUpdate:           string(binlog.UpdateWarn),
+		KafkaBrokers:       []string{"127.0.0.1:9092"},
+		ValidateJSON:       true,
+		RequireUUID:        true,
+		AutoCreateTopics:   true,
+		Name:               "binlog-router",
+		CheckpointTopic:    checkpoint.DefaultTopic,
+		Start:              "earliest",
+		Delivery:           string(relay.ExactlyOnce),
+		CommitRecords:      10000,
+		CommitInterval:     100 * time.Millisecond,
+		IdleCheckpoint:     5 * time.Second,
+		EventCache:         32,
+		MaxBufferedRecords: 10000,
+		MaxBufferedBytes:   32 << 20,
+		TransactionTimeout: 60 * time.Second,
+		ShutdownTimeout:    10 * time.Second,
+		LogFormat:          "json",
+		LogLevel:           "info",
+	}
+}
+
+// Validate resolves the preset and secret files and checks every field,
+// returning all problems at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.MySQLPasswordFile != "" {
+		b, err := os.ReadFile(c.MySQLPasswordFile)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--mysql-password-file: %w", err))
+		}
+		c.MySQLPassword = strings.TrimRight(string(b), "\r\n")
+	}
+	preset, err := schema.PresetByName(c.Preset)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--preset: %w", err))
+	}
+	c.Columns = mergeColumns(preset.Columns, c.Columns)
+	if c.TopicTemplate == "" {
+		c.TopicTemplate = preset.TopicTemplate
+	}
+	if err := c.Columns.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(c.OutboxTables) == 0 {
+		errs = append(errs, errors.New("no outbox table: set --outbox-table db.table"))
+	}
+	for _, t := range c.OutboxTables {
+		if _, err := schema.ParseTableName(t); err != nil {
+			errs = append(errs, fmt.Errorf("--outbox-table: %w", err))
+		}
+	}
+	if len(c.KafkaBrokers) == 0 {
+		errs = append(errs, errors.New("no Kafka brokers: set --kafka-brokers host:port"))
+	}
+	if _, err := route.New(c.RouteConfig()); err != nil {
+		errs = append(errs, fmt.Errorf("--topic-template: %w", err))
+	}
+	if c.OnUpdate != string(binlog.UpdateWarn) && c.OnUpdate != string(binlog.UpdateFail) {
+		errs = append(errs, fmt.Errorf("--on-update %q: use warn or fail", c.OnUpdate))
+	}
+	if c.Delivery != string(relay.ExactlyOnce) && c.Delivery != string(relay.AtLeastOnce) {
+		errs = append(errs, fmt.Errorf("--delivery %q: use exactly-once or at-least-once", c.Delivery))
+	}
+	if c.Start != "earliest" && c.Start != "latest" && !strings.HasPrefix(c.Start, "gtid:") {
+		errs = append(errs, fmt.Errorf("--start %q: use earliest, latest or gtid:<set>", c.Start))
+	}
+	if c.ServerID == 0 || c.ServerID > 1<<32-1 {
+		errs = append(errs, fmt.Errorf("--server-id %d: use 1 to 4294967295, unique among the server's replicas", c.ServerID))
+	}
+	if c.Name == "" {
+		errs = append(errs, errors.New("--name is empty"))
+	}
+	return errors.Join(errs...)
+}
+
+// Tables returns the parsed outbox tables; call after Validate.
+func (c *Config) Tables() []schema.TableName {
+	out := make([]schema.TableName, 0, len(c.OutboxTables))
+	for _, t := range c.OutboxTables {
+		if n, err := schema.ParseTableName(t); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// RouteConfig is the record-building part.
+func (c *Config) RouteConfig() route.Config {
+	return route.Config{TopicTemplate: c.TopicTemplate, ValidateJSON: c.ValidateJSON, RequireUUID: c.RequireUUID}
+}
+
+func mergeColumns(base, override schema.Columns) schema.Columns {
+	pick := func(b, o string) string {
+		if o != "" {
+			return o
+		}
+		return b
+	}
+	return schema.Columns{
+		EventID:       pick(base.EventID, override.EventID),
+		AggregateType: pick(base.AggregateType, override.AggregateType),
+		AggregateID:   pick(base.AggregateID, override.AggregateID),
+		EventType:     pick(base.EventType, override.EventType),
+		Payload:       pick(base.Payload, override.Payload),
+		CreatedAt:     pick(base.CreatedAt, override.CreatedAt),
+		SchemaVersion: pick(base.SchemaVersion, override.SchemaVersion),
+		Traceparent:   pick(base.Traceparent, override.Traceparent),
+		Headers:       pick(base.Headers, override.Headers),
+	}
+}

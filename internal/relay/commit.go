@@ -1,0 +1,82 @@
+package relay
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
+)
+
+// commit makes everything handed to Kafka since the last commit durable
+// together with the checkpoint that covers it. It must be called at a
+// binlog transaction boundary.
+func (r *Relay) commit(ctx context.Context) error {
+	rec, err := r.checkpoint().Record(r.cfg.CheckpointTopic)
+	if err != nil {
+		return err
+	}
+	switch r.cfg.Delivery {
+	case ExactlyOnce:
+		if !r.inTxn {
+			if err := r.cl.BeginTransaction(); err != nil {
+				return err
+			}
+			r.inTxn = true
+		}
+		r.cl.Produce(ctx, rec, r.promise)
+		if err := r.flush(ctx); err != nil {
+			return err
+		}
+		if err := r.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			return fmt.Errorf("committing Kafka transaction with checkpoint %s: %w", r.pending, err)
+		}
+		r.inTxn = false
+	default:
+		// The checkpoint follows the records it covers only once they are
+		// acknowledged.
+		if err := r.flush(ctx); err != nil {
+			return err
+		}
+		r.cl.Produce(ctx, rec, r.promise)
+		if err := r.flush(ctx); err != nil {
+			return err
+		}
+	}
+	r.cfg.Metrics.Committed(r.pending.String(), r.pendingTime, r.records)
+	r.committed = r.pending.Clone()
+	r.records, r.pendingTxns = 0, 0
+	r.lastCheckpoint = time.Now()
+	return nil
+}
+
+// flush waits until every produced record is acknowledged and returns the
+// first produce error.
+func (r *Relay) flush(ctx context.Context) error {
+	if err := r.cl.Flush(ctx); err != nil {
+		return fmt.Errorf("flushing records: %w", err)
+	}
+	if err := r.produceErr(); err != nil {
+		return fmt.Errorf("producing records: %w", err)
+	}
+	return nil
+}
+
+func (r *Relay) checkpoint() *checkpoint.Checkpoint {
+	s := r.reader.Server()
+	return &checkpoint.Checkpoint{
+		Name:       r.cfg.Name,
+		GTIDSet:    r.pending.String(),
+		Flavor:     string(s.Flavor),
+		ServerID:   s.ServerID,
+		ServerUUID: s.ServerUUID,
+		BinlogFile: r.pendingPos.File,
+		BinlogPos:  r.pendingPos.Pos,
+		Time:       time.Now().UTC(),
+		Events:     r.events,
+		Source:     r.cfg.Source,
+		Version:    r.cfg.Version,
+	}
+}

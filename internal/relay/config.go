@@ -1,0 +1,125 @@
+package relay
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/route"
+)
+
+// Delivery is the delivery guarantee.
+type Delivery string
+
+const (
+	// ExactlyOnce writes records and checkpoint in one Kafka transaction.
+	ExactlyOnce Delivery = "exactly-once"
+	// AtLeastOnce writes the checkpoint after the records are acknowledged.
+	AtLeastOnce Delivery = "at-least-once"
+)
+
+// Config configures a Relay. Zero values take the defaults noted.
+type Config struct {
+	Name            string   // router name: checkpoint key and transactional id; default "binlog-router"
+	Delivery        Delivery // default ExactlyOnce
+	CheckpointTopic string   // default checkpoint.DefaultTopic
+	Start           string   // without a checkpoint: "earliest" (default), "latest" or "gtid:<set>"
+	Kafka           []kgo.Opt
+	Route           route.Config
+
+	// CommitRecords and CommitInterval bound a Kafka transaction (or, at
+	// least once, the rows between checkpoints). Defaults 10000 and 100ms.
+	CommitRecords  int
+	CommitInterval time.Duration
+	// IdleCheckpoint is how often the checkpoint advances over
+	// transactions without outbox rows. Default 5s.
+	IdleCheckpoint time.Duration
+	// TransactionTimeout is the Kafka transaction timeout. Default 60s.
+	TransactionTimeout time.Duration
+	// MaxBufferedRecords and MaxBufferedBytes bound franz-go's produce
+	// buffer. Defaults 10000 and 32 MiB.
+	MaxBufferedRecords int
+	MaxBufferedBytes   int
+	// QueueBatches is the depth of the reader-to-relay channel. Default 8.
+	QueueBatches int
+	// AutoCreateTopics lets the client ask the brokers to create missing
+	// topics (the brokers must allow it). Default true.
+	AutoCreateTopics *bool
+	// ShutdownTimeout bounds the drain on cancellation. Default 10s.
+	ShutdownTimeout time.Duration
+
+	Source  string // source address, recorded in checkpoints (information)
+	Version string
+	Logger  zerolog.Logger
+	Metrics Metrics
+}
+
+func (c *Config) setDefaults() {
+	if c.Name == "" {
+		c.Name = "binlog-router"
+	}
+	if c.Delivery == "" {
+		c.Delivery = ExactlyOnce
+	}
+	if c.CheckpointTopic == "" {
+		c.CheckpointTopic = checkpoint.DefaultTopic
+	}
+	if c.Start == "" {
+		c.Start = "earliest"
+	}
+	if c.CommitRecords <= 0 {
+		c.CommitRecords = 10000
+	}
+	if c.CommitInterval <= 0 {
+		c.CommitInterval = 100 * time.Millisecond
+	}
+	if c.IdleCheckpoint <= 0 {
+		c.IdleCheckpoint = 5 * time.Second
+	}
+	if c.TransactionTimeout <= 0 {
+		c.TransactionTimeout = 60 * time.Second
+	}
+	if c.MaxBufferedRecords <= 0 {
+		c.MaxBufferedRecords = 10000
+	}
+	if c.MaxBufferedBytes <= 0 {
+		c.MaxBufferedBytes = 32 << 20
+	}
+	if c.QueueBatches <= 0 {
+		c.QueueBatches = 8
+	}
+	if c.AutoCreateTopics == nil {
+		t := true
+		c.AutoCreateTopics = &t
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = 10 * time.Second
+	}
+	if c.Metrics == nil {
+		c.Metrics = nopMetrics{}
+	}
+}
+
+func (c *Config) validate() error {
+	if c.Delivery != ExactlyOnce && c.Delivery != AtLeastOnce {
+		return fmt.Errorf("invalid delivery %q: use exactly-once or at-least-once", c.Delivery)
+	}
+	if c.Start != "earliest" && c.Start != "latest" && !strings.HasPrefix(c.Start, "gtid:") {
+		return fmt.Errorf("invalid start %q: use earliest, latest or gtid:<set>", c.Start)
+	}
+	if len(c.Kafka) == 0 {
+		return errors.New("no Kafka connection options: set --kafka-brokers")
+	}
+	if err := route.ValidTopic(c.CheckpointTopic); err != nil {
+		return fmt.Errorf("checkpoint topic: %w", err)
+	}
+	return nil
+}
+
+// TransactionalID is the Kafka transactional id of a router name.
+func TransactionalID(name string) string { return "binlog-router-" + name }

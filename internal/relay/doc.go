@@ -1,0 +1,35 @@
+// Package relay is the pipeline: binlog transactions in, Kafka records and
+// checkpoints out.
+//
+// One goroutine reads the binlog (binlog.Reader) and hands whole
+// transactions, in batches, over a small channel to the relay goroutine,
+// which turns each outbox row into a record (route.Router) and produces it
+// with franz-go. franz-go's own goroutines send and retry. Memory is
+// bounded by the channel depth, the reader's batch and event-cache limits,
+// and franz-go's MaxBufferedRecords/MaxBufferedBytes: Produce blocks when
+// the buffer is full, which stops the relay loop, which stops the reader.
+//
+// Commit points fall only on binlog transaction boundaries: after
+// CommitRecords records, after CommitInterval, or as soon as the reader has
+// nothing more to hand over (so an idle router commits immediately).
+//
+// Exactly-once (default): one transactional producer. The records of one
+// or more complete binlog transactions and the checkpoint record that
+// covers them are written in one Kafka transaction. A crash before
+// EndTransaction leaves an open transaction that the next instance's
+// producer-id initialisation aborts (fencing), before it loads the
+// checkpoint, so read_committed consumers see every outbox row exactly
+// once. A paused old instance cannot commit after a new one started: its
+// producer epoch is fenced.
+//
+// At-least-once: one idempotent producer. At a commit point all records
+// are flushed (acknowledged), then the checkpoint is produced and flushed.
+// A crash loses no row; it can repeat the rows produced since the last
+// checkpoint (at most one commit interval).
+//
+// In both modes the checkpoint never covers a row that was not routed:
+// a row that cannot be routed stops the relay (or, by policy, goes to the
+// dead-letter topic first), and a failed produce aborts the Kafka
+// transaction (exactly-once) or stops before the checkpoint
+// (at-least-once).
+package relay

@@ -1,0 +1,179 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/route"
+)
+
+// errReaderStopped means the binlog reader returned; its error is the
+// cause and is reported by Run.
+var errReaderStopped = errors.New("binlog reader stopped")
+
+// loop moves batches from the reader into Kafka until ctx is cancelled
+// (then it drains to a transaction boundary and commits) or an error.
+func (r *Relay) loop(ctx context.Context, batches <-chan binlog.Batch) error {
+	// Producing must outlive the cancellation of ctx to finish the open
+	// transaction; work is cancelled only when the shutdown deadline passes.
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	stopWatch := context.AfterFunc(ctx, func() { time.AfterFunc(r.cfg.ShutdownTimeout, cancelWork) })
+	defer stopWatch()
+
+	tick := time.NewTicker(max(r.cfg.CommitInterval, 10*time.Millisecond))
+	defer tick.Stop()
+	done := ctx.Done()
+	stopping := false
+	for {
+		var (
+			b  binlog.Batch
+			ok bool
+		)
+		select {
+		case b, ok = <-batches:
+		default:
+			// The reader has nothing ready: commit now rather than wait.
+			if err := r.commitIf(work, r.dueIdle()); err != nil {
+				return r.fail(err)
+			}
+			if stopping && !r.partial {
+				return r.commitIf(work, r.pendingTxns > 0 || r.records > 0)
+			}
+			select {
+			case b, ok = <-batches:
+			case <-tick.C:
+				r.cfg.Metrics.Buffered(r.cl.BufferedProduceRecords())
+				if err := r.commitIf(work, r.dueTime()); err != nil {
+					return r.fail(err)
+				}
+				continue
+			case <-done:
+				stopping, done = true, nil
+				r.log.Info().Msg("stopping: finishing the current transaction")
+				continue
+			case <-work.Done():
+				r.abort()
+				return ctx.Err()
+			}
+		}
+		if !ok {
+			r.abort()
+			return errReaderStopped
+		}
+		if err := r.handle(work, b); err != nil {
+			return r.fail(err)
+		}
+		if err := r.commitIf(work, r.dueCount()); err != nil {
+			return r.fail(err)
+		}
+		if stopping && !r.partial {
+			return r.commitIf(work, r.pendingTxns > 0 || r.records > 0)
+		}
+	}
+}
+
+// handle produces the rows of one batch.
+func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
+	if b.Heartbeat {
+		r.cfg.Metrics.CaughtUp()
+		return nil
+	}
+	r.partial = !b.End
+	for i := range b.Rows {
+		rec, err := r.router.Record(&b.Rows[i], b.Txn)
+		if err != nil {
+			var re *route.RowError
+			if errors.As(err, &re) {
+				r.cfg.Metrics.RowError(string(re.Kind))
+			}
+			return err
+		}
+		if err := r.produce(ctx, rec); err != nil {
+			return err
+		}
+		r.cfg.Metrics.Routed(rec.Topic, len(rec.Value))
+	}
+	if b.End {
+		b.Txn.AddTo(r.pending)
+		r.pendingTxns++
+		r.pendingPos, r.pendingTime = b.Pos, b.Txn.Time
+		r.cfg.Metrics.Transactions(1)
+	}
+	return nil
+}
+
+func (r *Relay) produce(ctx context.Context, rec *kgo.Record) error {
+	if r.cfg.Delivery == ExactlyOnce && !r.inTxn {
+		if err := r.cl.BeginTransaction(); err != nil {
+			return err
+		}
+		r.inTxn = true
+	}
+	if r.records == 0 {
+		r.since = time.Now()
+	}
+	r.records++
+	r.events++
+	r.cl.Produce(ctx, rec, r.promise)
+	return nil
+}
+
+// dueCount: enough records for one Kafka transaction.
+func (r *Relay) dueCount() bool {
+	return !r.partial && r.records >= r.cfg.CommitRecords
+}
+
+// dueTime: the open transaction is old enough, or transactions without
+// outbox rows have piled up long enough to move the checkpoint.
+func (r *Relay) dueTime() bool {
+	if r.partial {
+		return false
+	}
+	if r.records > 0 {
+		return time.Since(r.since) >= r.cfg.CommitInterval
+	}
+	return r.pendingTxns > 0 && time.Since(r.lastCheckpoint) >= r.cfg.IdleCheckpoint
+}
+
+// dueIdle: the reader has nothing more; commit what is open.
+func (r *Relay) dueIdle() bool {
+	if r.partial {
+		return false
+	}
+	return r.records > 0 || r.dueTime()
+}
+
+func (r *Relay) commitIf(ctx context.Context, due bool) error {
+	if !due || r.partial {
+		return nil
+	}
+	return r.commit(ctx)
+}
+
+// fail aborts what is open and returns err.
+func (r *Relay) fail(err error) error {
+	r.abort()
+	return err
+}
+
+// abort drops the open Kafka transaction (exactly-once); its records are
+// never visible to read_committed consumers and the checkpoint stays.
+func (r *Relay) abort() {
+	if !r.inTxn {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.cl.AbortBufferedRecords(ctx); err != nil {
+		r.log.Warn().Err(err).Msg("aborting buffered records")
+	}
+	if err := r.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		r.log.Warn().Err(err).Msg("aborting Kafka transaction")
+	}
+	r.inTxn = false
+}

@@ -1,0 +1,30 @@
+package relay
+
+import "time"
+
+// Metrics receives the relay's measurements. Calls come from the relay
+// goroutine and must not block.
+type Metrics interface {
+	// Routed counts one record produced to topic with the given value size.
+	Routed(topic string, valueBytes int)
+	// Committed reports a commit point: the checkpoint now covers the
+	// transaction committed on the source at sourceTime.
+	Committed(gtidSet string, sourceTime time.Time, records int)
+	// Transactions counts binlog transactions seen.
+	Transactions(n int)
+	// CaughtUp reports that the source has nothing newer (a heartbeat).
+	CaughtUp()
+	// RowError counts a row that could not be routed, by kind.
+	RowError(kind string)
+	// Buffered reports franz-go's buffered record count.
+	Buffered(records int64)
+}
+
+type nopMetrics struct{}
+
+func (nopMetrics) Routed(string, int)               {}
+func (nopMetrics) Committed(string, time.Time, int) {}
+func (nopMetrics) Transactions(int)                 {}
+func (nopMetrics) CaughtUp()                        {}
+func (nopMetrics) RowError(string)                  {}
+func (nopMetrics) Buffered(int64)                   {}

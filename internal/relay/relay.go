@@ -1,0 +1,189 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/logging"
+	"github.com/binlog-router/binlog-router/internal/route"
+)
+
+// Relay routes the outbox rows of one binlog source to Kafka.
+type Relay struct {
+	cfg    Config
+	reader *binlog.Reader
+	router *route.Router
+	log    zerolog.Logger
+
+	cl *kgo.Client
+
+	// committed is the GTID set the stored checkpoint covers; pending
+	// also covers transactions handed to Kafka since.
+	committed, pending *gtid.Set
+	pendingPos         binlog.Position
+	pendingTime        time.Time // source commit time of the last pending transaction
+	pendingTxns        int
+	inTxn              bool // exactly-once: a Kafka transaction is open
+	records            int  // records since the last commit point
+	since              time.Time
+	lastCheckpoint     time.Time
+	partial            bool // inside a binlog transaction (not at a boundary)
+	events             uint64
+
+	errMu    sync.Mutex
+	firstErr error
+	promise  func(*kgo.Record, error)
+}
+
+// New returns a Relay reading from reader. It does not connect to Kafka
+// until Run.
+func New(cfg Config, reader *binlog.Reader) (*Relay, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	router, err := route.New(cfg.Route)
+	if err != nil {
+		return nil, err
+	}
+	r := &Relay{cfg: cfg, reader: reader, router: router,
+		log: cfg.Logger.With().Str("component", "relay").Str("name", cfg.Name).Logger()}
+	r.promise = r.onProduced
+	return r, nil
+}
+
+func (r *Relay) onProduced(rec *kgo.Record, err error) {
+	if err == nil {
+		return
+	}
+	r.errMu.Lock()
+	if r.firstErr == nil {
+		r.firstErr = describe(rec, err)
+	}
+	r.errMu.Unlock()
+}
+
+func (r *Relay) produceErr() error {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return r.firstErr
+}
+
+func (r *Relay) clientOpts() []kgo.Opt {
+	opts := append([]kgo.Opt{}, r.cfg.Kafka...)
+	opts = append(opts,
+		kgo.WithLogger(logging.Kgo(r.cfg.Logger)),
+		kgo.RecordPartitioner(route.Partitioner()),
+		kgo.MaxBufferedRecords(r.cfg.MaxBufferedRecords),
+		kgo.MaxBufferedBytes(r.cfg.MaxBufferedBytes),
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerLinger(0),
+	)
+	if *r.cfg.AutoCreateTopics {
+		opts = append(opts, kgo.AllowAutoTopicCreation())
+	}
+	if r.cfg.Delivery == ExactlyOnce {
+		opts = append(opts,
+			kgo.TransactionalID(TransactionalID(r.cfg.Name)),
+			kgo.TransactionTimeout(r.cfg.TransactionTimeout),
+		)
+	}
+	return opts
+}
+
+// Run routes until ctx is cancelled or a fatal error occurs. On
+// cancellation it finishes the binlog transaction in progress, commits,
+// and returns nil; if that takes longer than ShutdownTimeout it aborts the
+// open Kafka transaction and returns the context's error.
+func (r *Relay) Run(ctx context.Context) error {
+	cl, err := kgo.NewClient(r.clientOpts()...)
+	if err != nil {
+		return fmt.Errorf("kafka client: %w", err)
+	}
+	r.cl = cl
+	defer cl.Close()
+
+	if err := r.ensureCheckpointTopic(ctx); err != nil {
+		return err
+	}
+	if r.cfg.Delivery == ExactlyOnce {
+		// Initialising the producer id fences any older instance with the
+		// same transactional id and aborts its open transaction, so the
+		// checkpoint read next is final.
+		if _, _, err := cl.ProducerID(ctx); err != nil {
+			return fmt.Errorf("initialising transactional producer %q: %w", TransactionalID(r.cfg.Name), err)
+		}
+	}
+	start, cp, err := r.startPosition(ctx)
+	if err != nil {
+		return err
+	}
+	r.committed, r.pending = start, start.Clone()
+	r.lastCheckpoint = time.Now()
+	ev := r.log.Info().Str("gtid_set", start.String()).Str("delivery", string(r.cfg.Delivery)).
+		Str("flavor", string(r.reader.Server().Flavor)).Str("server_version", r.reader.Server().Version)
+	if cp != nil {
+		ev.Time("checkpoint_time", cp.Time).Msg("resuming from checkpoint")
+	} else {
+		ev.Str("start", r.cfg.Start).Msg("no checkpoint stored; starting")
+	}
+
+	readCtx, stopReading := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopReading()
+	batches := make(chan binlog.Batch, r.cfg.QueueBatches)
+	readErr := make(chan error, 1)
+	go func() {
+		readErr <- r.reader.Run(readCtx, start, batches)
+		close(batches)
+	}()
+	err = r.loop(ctx, batches)
+	stopReading()
+	// Drain so the reader can observe cancellation and return.
+	for range batches {
+	}
+	rerr := <-readErr
+	if errors.Is(err, errReaderStopped) {
+		err = rerr
+	}
+	return err
+}
+
+// describe names the outbox row of a failed record: its event id and
+// source transaction travel in its headers.
+func describe(rec *kgo.Record, err error) error {
+	var id, gtidText string
+	for _, h := range rec.Headers {
+		switch h.Key {
+		case "id":
+			id = string(h.Value)
+		case "binlog_gtid":
+			gtidText = string(h.Value)
+		}
+	}
+	if id == "" {
+		return fmt.Errorf("producing to topic %s: %w", rec.Topic, err)
+	}
+	return fmt.Errorf("producing event_id %s (transaction %s) to topic %s: %w", id, gtidText, rec.Topic, err)
+}
+
+// ensureCheckpointTopic uses its own client: the producer's may create
+// topics automatically on a metadata request, with the broker's default
+// (deleting) cleanup policy.
+func (r *Relay) ensureCheckpointTopic(ctx context.Context) error {
+	cl, err := kgo.NewClient(r.cfg.Kafka...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	return checkpoint.EnsureTopic(ctx, kadm.NewClient(cl), r.cfg.CheckpointTopic)
+}

@@ -1,0 +1,67 @@
+// Package route owns the record contract: what a Kafka consumer sees for
+// each outbox row. It turns one binlog.OutboxRow of one binlog.Txn into one
+// *kgo.Record, and says which partition that record goes to. It is pure
+// logic: no I/O, no goroutines, no clocks.
+//
+// # The record
+//
+// Topic: Config.TopicTemplate with its placeholders replaced by the row's
+// values: {event_type}, {aggregate_type}, {database}, {table}. The default
+// is "outbox.event.{event_type}". A placeholder other than these four, a
+// "{" without "}" or a "}" without "{", an empty template, or literal text
+// that cannot appear in a topic name is a configuration error at New. A
+// topic Kafka would reject (empty, "." or "..", a character outside
+// [A-Za-z0-9._-], longer than 249) is a row error of kind invalid_topic, and
+// so is a template placeholder whose value is NULL or empty.
+//
+// Key: the aggregate_id bytes, exactly as stored (any bytes, including
+// utf8mb4). Value: the payload bytes exactly as stored; a NULL payload gives
+// a nil Value, which Kafka stores as a null value (a tombstone); an empty
+// payload gives an empty, non-nil Value (only when ValidateJSON is off: ""
+// is not JSON).
+//
+// Headers, in this order:
+//
+//   - id: event_id
+//   - event_type
+//   - aggregate_type, when not NULL
+//   - schema_version, when not NULL
+//   - traceparent, when not NULL
+//   - one header per member of the headers column's JSON object, in document
+//     order, duplicates kept: a string value as its decoded UTF-8 bytes,
+//     any other value as its compact JSON text (numbers exactly as written)
+//   - binlog_gtid: the transaction's GTID, in server syntax
+//
+// Members of the headers column may reuse the names above; they are kept as
+// extra headers, after the router's own, never replacing them.
+//
+// Timestamp: created_at when not NULL, else the transaction's commit time.
+// (If both are zero, franz-go stamps the record when it is produced.)
+//
+// Partition: PartitionFor(key, n), the Java client's default partitioner
+// for keyed records, toPositive(murmur2(key)) % n. Produce with Partitioner()
+// so that every producer of a topic agrees where an aggregate's events go
+// and they stay in order.
+//
+// # Row errors
+//
+// A row that cannot become a record gives a *RowError naming the table, the
+// GTID and the event_id, with a Kind for metrics and a sentinel for
+// errors.Is. Rows are checked in this order and the first failure is
+// reported: event_id NULL or empty (null_event_id); event_id not a canonical
+// UUID when Config.RequireUUID (invalid_event_id); aggregate_id NULL or
+// empty (null_aggregate_id); event_type NULL or empty (null_event_type);
+// payload not valid JSON when Config.ValidateJSON (invalid_payload_json);
+// the topic (invalid_topic); the headers column not valid JSON or not an
+// object (invalid_headers). Record never panics on any row content, and the
+// same row always gives the same result.
+//
+// # Aliasing and cost
+//
+// Key, Value and most header values alias the row's bytes, which the binlog
+// package promises are immutable; nothing here writes to them, and neither
+// may anyone holding the record. A Router caches topic names and header keys
+// (bounded) and is not safe for concurrent use. A record costs two
+// allocations (the record and its header slice) plus one per new GTID, plus
+// copies for header-column values that need unescaping or compacting.
+package route

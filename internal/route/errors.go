@@ -1,0 +1,131 @@
+package route
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Kind classifies a row error. Its values are stable: they are used as a
+// metric label and may appear in alerts.
+type Kind string
+
+// The kinds of row error, one per sentinel error below.
+const (
+	KindNullAggregateID    Kind = "null_aggregate_id"
+	KindNullEventType      Kind = "null_event_type"
+	KindNullEventID        Kind = "null_event_id"
+	KindInvalidEventID     Kind = "invalid_event_id"
+	KindInvalidPayloadJSON Kind = "invalid_payload_json"
+	KindInvalidHeaders     Kind = "invalid_headers"
+	KindInvalidTopic       Kind = "invalid_topic"
+)
+
+// Sentinel errors, one per Kind, so that errors.Is works on a *RowError.
+var (
+	// ErrNullAggregateID: aggregate_id is NULL or empty. It is the Kafka key,
+	// and without a key per-aggregate order cannot be kept.
+	ErrNullAggregateID = errors.New("aggregate_id is NULL or empty")
+	// ErrNullEventType: event_type is NULL or empty.
+	ErrNullEventType = errors.New("event_type is NULL or empty")
+	// ErrNullEventID: event_id is NULL or empty.
+	ErrNullEventID = errors.New("event_id is NULL or empty")
+	// ErrInvalidEventID: event_id is not a canonical UUID (Config.RequireUUID).
+	ErrInvalidEventID = errors.New("event_id is not a UUID")
+	// ErrInvalidPayloadJSON: payload is not valid JSON (Config.ValidateJSON).
+	ErrInvalidPayloadJSON = errors.New("payload is not valid JSON")
+	// ErrInvalidHeaders: the headers column is not a JSON object.
+	ErrInvalidHeaders = errors.New("headers column is not a JSON object")
+	// ErrInvalidTopic: the topic built from the template is not a legal
+	// Kafka topic name. ValidTopic's errors wrap it too.
+	ErrInvalidTopic = errors.New("invalid Kafka topic name")
+
+	// ErrInvalidTemplate: Config.TopicTemplate cannot be parsed. New returns
+	// it (wrapped); it is a configuration error, never a row error.
+	ErrInvalidTemplate = errors.New("invalid topic template")
+)
+
+// RowError reports an outbox row that cannot become a Kafka record. It names
+// the row so an operator can find and fix it; retrying the same row gives the
+// same error.
+type RowError struct {
+	Table   string // "database.table" of the outbox table
+	GTID    string // GTID of the transaction holding the row; empty if unknown
+	EventID string // event_id as stored; empty when NULL or empty
+	Kind    Kind   // what is wrong, as a stable label
+	Err     error  // the problem; errors.Is matches the Kind's sentinel
+}
+
+// Error returns, for example, `outbox row shop.outbox event_id=… gtid=0-1-42:
+// aggregate_id is NULL; every outbox row needs an aggregate_id (it is the
+// Kafka key)`.
+func (e *RowError) Error() string {
+	var b strings.Builder
+	b.WriteString("outbox row ")
+	b.WriteString(e.Table)
+	b.WriteString(" event_id=")
+	b.WriteString(display(e.EventID))
+	b.WriteString(" gtid=")
+	b.WriteString(display(e.GTID))
+	b.WriteString(": ")
+	if e.Err != nil {
+		b.WriteString(e.Err.Error())
+	} else {
+		b.WriteString(string(e.Kind))
+	}
+	return b.String()
+}
+
+// Unwrap returns Err.
+func (e *RowError) Unwrap() error { return e.Err }
+
+// problem is the Err of a RowError: a precise message over a sentinel.
+type problem struct {
+	kind Kind
+	base error
+	msg  string
+}
+
+func (p *problem) Error() string { return p.msg }
+func (p *problem) Unwrap() error { return p.base }
+
+func newProblem(kind Kind, base error, msg string) *problem {
+	return &problem{kind: kind, base: base, msg: msg}
+}
+
+// maxShown bounds how much of a row value an error message repeats.
+const maxShown = 100
+
+// display renders a value for an error message: plain when it is short
+// printable ASCII without spaces (UUIDs, GTIDs), quoted and clipped otherwise.
+func display(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	if len(s) <= maxShown && plain(s) {
+		return s
+	}
+	return quote(s)
+}
+
+// quote quotes s for an error message, clipping it to maxShown bytes.
+func quote(s string) string {
+	if len(s) <= maxShown {
+		return strconv.Quote(s)
+	}
+	cut := maxShown
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "…(" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] >= 0x7f || s[i] == '"' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,228 @@
+package route
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Config configures a Router. Start from DefaultConfig.
+type Config struct {
+	// TopicTemplate names the topic of each record. Placeholders:
+	// {event_type}, {aggregate_type}, {database}, {table}. Literal text must
+	// be legal in a topic name. Default DefaultTopicTemplate; empty means
+	// the default.
+	TopicTemplate string
+	// ValidateJSON makes a non-NULL payload that is not valid JSON a row
+	// error (KindInvalidPayloadJSON). Default true. It costs a scan of the
+	// payload; see BenchmarkRecord.
+	ValidateJSON bool
+	// RequireUUID makes an event_id that is not a canonical 36-character
+	// UUID a row error (KindInvalidEventID). Default true.
+	RequireUUID bool
+}
+
+// DefaultConfig returns the defaults: DefaultTopicTemplate, ValidateJSON and
+// RequireUUID on.
+func DefaultConfig() Config {
+	return Config{TopicTemplate: DefaultTopicTemplate, ValidateJSON: true, RequireUUID: true}
+}
+
+// Validate reports a configuration error, as New would.
+func (c Config) Validate() error {
+	_, err := parseTemplate(c.template())
+	return err
+}
+
+func (c Config) template() string {
+	if c.TopicTemplate == "" {
+		return DefaultTopicTemplate
+	}
+	return c.TopicTemplate
+}
+
+// maxCacheEntries bounds each cache of a Router; a full cache is emptied.
+const maxCacheEntries = 4096
+
+// Router turns outbox rows into Kafka records.
+//
+// A Router is not safe for concurrent use: it caches topic names, header
+// keys and scratch buffers between calls. Use one Router per goroutine.
+type Router struct {
+	cfg  Config
+	tmpl *template
+
+	topics map[string]string // cache key of the template's fields -> topic
+	keys   map[string]string // interned header keys of the headers column
+
+	keyBuf, topicBuf []byte // scratch for topic cache keys and topic names
+	unescaped        []byte // scratch for unescaped header keys
+	extra            []kgo.RecordHeader
+
+	gtid      string // GTID of the last transaction seen
+	gtidBytes []byte // gtid as a header value, shared by its records
+}
+
+// New returns a Router for cfg. An error wraps ErrInvalidTemplate.
+func New(cfg Config) (*Router, error) {
+	t, err := parseTemplate(cfg.template())
+	if err != nil {
+		return nil, err
+	}
+	cfg.TopicTemplate = t.text
+	return &Router{
+		cfg:       cfg,
+		tmpl:      t,
+		topics:    make(map[string]string),
+		keys:      make(map[string]string),
+		gtidBytes: []byte{},
+	}, nil
+}
+
+// Record builds the Kafka record of one outbox row of transaction txn (see
+// the package documentation for the contract). The error, if any, is a
+// *RowError; the same row always gives the same error. The record's Key,
+// Value and most header values alias the row's bytes. row must not be nil;
+// a nil txn is treated as an empty Txn.
+func (r *Router) Record(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, error) {
+	if txn == nil {
+		txn = &binlog.Txn{}
+	}
+	if p := r.check(row); p != nil {
+		return nil, rowError(row, txn, p)
+	}
+	topic, p := r.topic(row)
+	if p != nil {
+		return nil, rowError(row, txn, p)
+	}
+	n := 3 // id, event_type, binlog_gtid
+	if row.AggregateType != nil {
+		n++
+	}
+	if row.SchemaVersion != nil {
+		n++
+	}
+	if row.Traceparent != nil {
+		n++
+	}
+	if row.Headers != nil {
+		r.extra, p = r.appendObjectHeaders(r.extra[:0], row.Headers)
+		if p != nil {
+			clear(r.extra)
+			return nil, rowError(row, txn, p)
+		}
+		n += len(r.extra)
+	}
+	hs := make([]kgo.RecordHeader, 0, n)
+	hs = append(hs,
+		kgo.RecordHeader{Key: HeaderID, Value: row.EventID},
+		kgo.RecordHeader{Key: HeaderEventType, Value: row.EventType})
+	if row.AggregateType != nil {
+		hs = append(hs, kgo.RecordHeader{Key: HeaderAggregateType, Value: row.AggregateType})
+	}
+	if row.SchemaVersion != nil {
+		hs = append(hs, kgo.RecordHeader{Key: HeaderSchemaVersion, Value: row.SchemaVersion})
+	}
+	if row.Traceparent != nil {
+		hs = append(hs, kgo.RecordHeader{Key: HeaderTraceparent, Value: row.Traceparent})
+	}
+	if row.Headers != nil {
+		hs = append(hs, r.extra...)
+		clear(r.extra) // drop references to the row
+	}
+	if txn.GTID != r.gtid {
+		r.gtid, r.gtidBytes = txn.GTID, []byte(txn.GTID)
+	}
+	hs = append(hs, kgo.RecordHeader{Key: HeaderBinlogGTID, Value: r.gtidBytes})
+
+	ts := row.CreatedAt
+	if ts.IsZero() {
+		ts = txn.Time
+	}
+	return &kgo.Record{
+		Topic:     topic,
+		Key:       row.AggregateID,
+		Value:     row.Payload,
+		Headers:   hs,
+		Timestamp: ts,
+	}, nil
+}
+
+// check validates the row's columns in the documented order.
+func (r *Router) check(row *binlog.OutboxRow) *problem {
+	switch {
+	case len(row.EventID) == 0:
+		return newProblem(KindNullEventID, ErrNullEventID,
+			"event_id is "+nullOrEmpty(row.EventID)+"; every outbox row needs a unique event_id (a UUID)")
+	case r.cfg.RequireUUID && !isUUID(row.EventID):
+		return newProblem(KindInvalidEventID, ErrInvalidEventID, "event_id "+quote(string(row.EventID))+
+			" is not a UUID in canonical 36-character form (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx); write UUIDs or set require-UUID off")
+	case len(row.AggregateID) == 0:
+		return newProblem(KindNullAggregateID, ErrNullAggregateID, "aggregate_id is "+nullOrEmpty(row.AggregateID)+
+			"; every outbox row needs an aggregate_id (it is the Kafka key)")
+	case len(row.EventType) == 0:
+		return newProblem(KindNullEventType, ErrNullEventType, "event_type is "+nullOrEmpty(row.EventType)+
+			"; every outbox row needs an event_type")
+	case r.cfg.ValidateJSON && row.Payload != nil && !json.Valid(row.Payload):
+		return newProblem(KindInvalidPayloadJSON, ErrInvalidPayloadJSON, fmt.Sprintf(
+			"payload (%d bytes) is not valid JSON; write JSON or NULL, or turn payload JSON validation off", len(row.Payload)))
+	}
+	return nil
+}
+
+// topic returns the topic of row, from the cache when it can.
+func (r *Router) topic(row *binlog.OutboxRow) (string, *problem) {
+	t := r.tmpl
+	if t.constant != "" {
+		return t.constant, nil
+	}
+	r.keyBuf = t.cacheKey(r.keyBuf[:0], row)
+	if topic, ok := r.topics[string(r.keyBuf)]; ok {
+		return topic, nil
+	}
+	var p *problem
+	r.topicBuf, p = t.expand(r.topicBuf[:0], row)
+	if p != nil {
+		return "", p
+	}
+	if len(r.topics) >= maxCacheEntries {
+		clear(r.topics)
+	}
+	topic := string(r.topicBuf)
+	r.topics[string(r.keyBuf)] = topic
+	return topic, nil
+}
+
+func rowError(row *binlog.OutboxRow, txn *binlog.Txn, p *problem) *RowError {
+	return &RowError{
+		Table:   row.Database + "." + row.Table,
+		GTID:    txn.GTID,
+		EventID: string(row.EventID),
+		Kind:    p.kind,
+		Err:     p,
+	}
+}
+
+func nullOrEmpty(b []byte) string {
+	if b == nil {
+		return "NULL"
+	}
+	return "empty"
+}
+
+// isUUID reports whether b is a UUID in canonical form: 36 characters,
+// hex digits of either case, hyphens at offsets 8, 13, 18 and 23. Version
+// and variant are not checked.
+func isUUID(b []byte) bool {
+	if len(b) != 36 || b[8] != '-' || b[13] != '-' || b[18] != '-' || b[23] != '-' {
+		return false
+	}
+	for i, c := range b {
+		if hexVal[c] < 0 && i != 8 && i != 13 && i != 18 && i != 23 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,89 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// consumer reads topics with read_committed isolation, like a downstream
+// service that wants each outbox event once.
+type consumer struct {
+	t  testing.TB
+	cl *kgo.Client
+}
+
+func newConsumer(t testing.TB, brokers []string, topicRegex string) *consumer {
+	t.Helper()
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(brokers...),
+		kgo.ConsumeRegex(),
+		kgo.ConsumeTopics(topicRegex),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.MetadataMinAge(100*time.Millisecond),
+		kgo.MetadataMaxAge(300*time.Millisecond),
+		kgo.FetchMaxWait(100*time.Millisecond),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return &consumer{t: t, cl: cl}
+}
+
+// read polls until n records arrived (more may arrive in the last poll) or
+// the deadline passes, which fails the test.
+func (c *consumer) read(n int, timeout time.Duration) []*kgo.Record {
+	c.t.Helper()
+	recs, err := c.readUntil(func(got []*kgo.Record) bool { return len(got) >= n }, timeout)
+	if err != nil {
+		c.t.Fatalf("read %d of %d records: %v", len(recs), n, err)
+	}
+	return recs
+}
+
+// readUntil polls until done(records so far) or the timeout.
+func (c *consumer) readUntil(done func([]*kgo.Record) bool, timeout time.Duration) ([]*kgo.Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var out []*kgo.Record
+	for !done(out) {
+		fs := c.cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return out, fmt.Errorf("timed out after %s", timeout)
+		}
+		for _, e := range fs.Errors() {
+			if e.Err != context.DeadlineExceeded {
+				c.t.Logf("fetch error %s/%d: %v", e.Topic, e.Partition, e.Err)
+			}
+		}
+		out = append(out, fs.Records()...)
+	}
+	return out, nil
+}
+
+// quiet keeps reading for d and returns anything that arrives: used to
+// show that nothing more (no duplicate) comes.
+func (c *consumer) quiet(d time.Duration) []*kgo.Record {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var out []*kgo.Record
+	for ctx.Err() == nil {
+		fs := c.cl.PollFetches(ctx)
+		out = append(out, fs.Records()...)
+	}
+	return out
+}
+
+func header(r *kgo.Record, key string) (string, bool) {
+	for _, h := range r.Headers {
+		if h.Key == key {
+			return string(h.Value), true
+		}
+	}
+	return "", false
+}

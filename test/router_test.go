@@ -1,0 +1,153 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// router is one binlog-router process.
+type router struct {
+	t    testing.TB
+	args []string
+	env  []string
+	cmd  *exec.Cmd
+	out  *lockedBuffer
+	done chan struct{}
+	err  error
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startRouter runs `binlog-router run args...`; the process is killed at
+// cleanup and its log is printed if the test failed.
+func startRouter(t testing.TB, args ...string) *router {
+	t.Helper()
+	r := &router{t: t, args: args, out: &lockedBuffer{}}
+	r.start()
+	t.Cleanup(func() {
+		r.kill()
+		if t.Failed() {
+			t.Logf("router log:\n%s", tail(r.out.String(), 60))
+		}
+	})
+	return r
+}
+
+func (r *router) start() {
+	r.t.Helper()
+	r.cmd = exec.Command(routerBin, append([]string{"run"}, r.args...)...)
+	r.cmd.Env = append(os.Environ(), r.env...)
+	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := r.cmd.Start(); err != nil {
+		r.t.Fatalf("starting router: %v", err)
+	}
+	r.done = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) {
+		r.err = cmd.Wait()
+		close(done)
+	}(r.cmd, r.done)
+}
+
+// restart starts the process again with the same arguments.
+func (r *router) restart() {
+	r.t.Helper()
+	r.start()
+}
+
+func (r *router) running() bool {
+	select {
+	case <-r.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop sends SIGTERM and waits for the exit; it returns the exit code.
+func (r *router) stop(timeout time.Duration) int {
+	r.t.Helper()
+	if !r.running() {
+		return r.exitCode()
+	}
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.done:
+	case <-time.After(timeout):
+		r.kill()
+		r.t.Fatalf("router did not stop within %s after SIGTERM", timeout)
+	}
+	return r.exitCode()
+}
+
+// kill sends SIGKILL and waits.
+func (r *router) kill() {
+	if r.cmd == nil || !r.running() {
+		return
+	}
+	_ = r.cmd.Process.Kill()
+	<-r.done
+}
+
+// wait waits for the process to exit by itself and returns its exit code.
+func (r *router) wait(timeout time.Duration) int {
+	r.t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(timeout):
+		r.t.Fatalf("router still running after %s; log:\n%s", timeout, tail(r.out.String(), 30))
+	}
+	return r.exitCode()
+}
+
+func (r *router) exitCode() int {
+	if r.cmd.ProcessState == nil {
+		return -1
+	}
+	return r.cmd.ProcessState.ExitCode()
+}
+
+// waitLog polls the log until it contains s.
+func (r *router) waitLog(ctx context.Context, s string) error {
+	for {
+		if strings.Contains(r.out.String(), s) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("router log never contained %q", s)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
