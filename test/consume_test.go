@@ -87,3 +87,12 @@ func header(r *kgo.Record, key string) (string, bool) {
 	}
 	return "", false
 }
+
+func recordIDs(recs []*kgo.Record) []string {
+	out := make([]string, 0, len(recs))
+	for _, r := range recs {
+		id, _ := header(r, "id")
+		out = append(out, id)
+	}
+	return out
+}

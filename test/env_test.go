@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/schema"
@@ -115,3 +116,5 @@ func insertEvent(x execer, ev event) error {
 		ev.ID, ev.AggType, ev.AggID, ev.Type, ev.Payload, ev.SchemaVersion, ev.Traceparent, ev.Headers)
 	return err
 }
+
+func kafkaOpts(e *env) []kgo.Opt { return []kgo.Opt{kgo.SeedBrokers(e.kafka.Brokers...)} }

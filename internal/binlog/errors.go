@@ -68,7 +68,11 @@ type RowError struct {
 }
 
 func (e *RowError) Error() string {
-	s := fmt.Sprintf("outbox table %s, transaction %s: %v", e.Table, e.GTID, e.Err)
+	txn := "transaction " + e.GTID
+	if e.GTID == "" {
+		txn = "anonymous transaction"
+	}
+	s := fmt.Sprintf("outbox table %s, %s: %v", e.Table, txn, e.Err)
 	if e.Fix != "" {
 		s += "; " + e.Fix
 	}

@@ -3,6 +3,7 @@ package binlog
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -40,6 +41,7 @@ func ReadFile(ctx context.Context, path string, cfg FileConfig, fn func(Batch) e
 		maxRows:  1024,
 		maxBytes: 1 << 20,
 		emit:     fn,
+		pos:      Position{File: filepath.Base(path)},
 	}
 	p := replication.NewBinlogParser()
 	p.SetFlavor(string(cfg.Flavor))
@@ -50,6 +52,9 @@ func ReadFile(ctx context.Context, path string, cfg FileConfig, fn func(Batch) e
 		return decodeOutboxRows(outbox, e, data)
 	})
 	err := p.ParseFile(path, 0, func(ev *replication.BinlogEvent) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		return s.handle(ctx, ev)
 	})
 	if err != nil {

@@ -103,13 +103,13 @@ func (c *tableCache) lookup(ctx context.Context, tm *replication.TableMapEvent, 
 	if !fromMeta {
 		var err error
 		if names, err = c.queried(ctx, tm, false); err != nil {
-			return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: reading its columns: %v", ErrUnmappable, err),
+			return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: reading its columns: %w", ErrUnmappable, err),
 				Fix: "set binlog_row_metadata=FULL on the server, or grant SELECT on the table so its columns can be read from information_schema"}
 		}
 		if len(names) != int(tm.ColumnCount) {
 			// The table changed since we last asked; ask once more.
 			if names, err = c.queried(ctx, tm, true); err != nil {
-				return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: reading its columns: %v", ErrUnmappable, err)}
+				return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: reading its columns: %w", ErrUnmappable, err)}
 			}
 		}
 	}
@@ -120,7 +120,7 @@ func (c *tableCache) lookup(ctx context.Context, tm *replication.TableMapEvent, 
 	}
 	layout, err := c.columns.Resolve(name, names)
 	if err != nil {
-		return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: %v", ErrUnmappable, err)}
+		return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: %w", ErrUnmappable, err)}
 	}
 	if len(c.byID) > 4096 {
 		clear(c.byID)

@@ -45,6 +45,7 @@ func (c *Config) RelayConfig(log zerolog.Logger, version string, m relay.Metrics
 		TransactionTimeout: c.TransactionTimeout,
 		MaxBufferedRecords: c.MaxBufferedRecords,
 		MaxBufferedBytes:   c.MaxBufferedBytes,
+		MaxMessageBytes:    c.MaxMessageBytes,
 		AutoCreateTopics:   &auto,
 		ShutdownTimeout:    c.ShutdownTimeout,
 		Source:             c.MySQLAddr,

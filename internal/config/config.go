@@ -43,6 +43,7 @@ type Config struct {
 	EventCache         int           // --event-cache
 	MaxBufferedRecords int           // --max-buffered-records
 	MaxBufferedBytes   int           // --max-buffered-bytes
+	MaxMessageBytes    int           // --max-message-bytes
 	TransactionTimeout time.Duration // --transaction-timeout
 	ShutdownTimeout    time.Duration // --shutdown-timeout
 
@@ -72,6 +73,7 @@ func Default() Config {
 		EventCache:         32,
 		MaxBufferedRecords: 10000,
 		MaxBufferedBytes:   32 << 20,
+		MaxMessageBytes:    1 << 20,
 		TransactionTimeout: 60 * time.Second,
 		ShutdownTimeout:    10 * time.Second,
 		LogFormat:          "json",

@@ -15,7 +15,7 @@ var ErrSyntax = errors.New("invalid GTID syntax")
 var ErrFlavor = errors.New("unknown GTID flavor")
 
 // maxQuoted bounds how much of a long input an error message repeats; the
-// offending piece is always named in full (up to its own bound).
+// offending piece is named separately (up to maxPiece).
 const maxQuoted = 200
 
 // syntaxError formats a parse failure of input (a whole set when what is
@@ -61,10 +61,15 @@ func quoteShort(s string, n int) string {
 	return fmt.Sprintf("%q...", s[:n])
 }
 
+// maxPiece bounds the offending piece an error names.
+const maxPiece = 64
+
+// quotePiece quotes a piece of input for an error message.
+func quotePiece(s string) string { return quoteShort(s, maxPiece) }
+
 // piece returns the text of s from i up to the next separator in seps (or
 // the end), bounded so that an error never repeats megabytes of input.
 func piece(s string, i int, seps string) string {
-	const maxPiece = 64
 	j := i
 	for j < len(s) && j-i < maxPiece && strings.IndexByte(seps, s[j]) < 0 {
 		j++

@@ -97,9 +97,18 @@ func TestParseErrorMessage(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v\nwant    %s", err, want)
 	}
-	long := u1 + ":1," + strings.Repeat("x", 1000)
-	_, err = Parse(MySQL, long)
-	if err == nil || len(err.Error()) > 400 {
+	for _, long := range []string{
+		u1 + ":1," + strings.Repeat("x", 10000),
+		u1 + ":" + strings.Repeat("a", 10000) + ":1",
+		u1 + ":" + strings.Repeat("0", 10000) + "5-3",
+	} {
+		_, err = Parse(MySQL, long)
+		if err == nil || len(err.Error()) > 500 {
+			t.Errorf("error for a long input is not bounded: %d bytes", len(err.Error()))
+		}
+	}
+	_, err = Parse(MariaDB, strings.Repeat("0", 10000)+"1-1-1x")
+	if err == nil || len(err.Error()) > 500 {
 		t.Errorf("error for a long input is not bounded: %d bytes", len(err.Error()))
 	}
 	if _, err := Parse("postgres", ""); !errors.Is(err, ErrFlavor) {

@@ -45,6 +45,10 @@ type Config struct {
 	// buffer. Defaults 10000 and 32 MiB.
 	MaxBufferedRecords int
 	MaxBufferedBytes   int
+	// MaxMessageBytes is the largest record batch the producer sends
+	// (franz-go's ProducerBatchMaxBytes); it must not exceed the brokers'
+	// message.max.bytes. A record larger than this fails. Default 1 MiB.
+	MaxMessageBytes int
 	// QueueBatches is the depth of the reader-to-relay channel. Default 8.
 	QueueBatches int
 	// AutoCreateTopics lets the client ask the brokers to create missing
@@ -89,6 +93,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxBufferedBytes <= 0 {
 		c.MaxBufferedBytes = 32 << 20
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = 1 << 20
 	}
 	if c.QueueBatches <= 0 {
 		c.QueueBatches = 8

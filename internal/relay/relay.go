@@ -86,6 +86,7 @@ func (r *Relay) clientOpts() []kgo.Opt {
 		kgo.RecordPartitioner(route.Partitioner()),
 		kgo.MaxBufferedRecords(r.cfg.MaxBufferedRecords),
 		kgo.MaxBufferedBytes(r.cfg.MaxBufferedBytes),
+		kgo.ProducerBatchMaxBytes(int32(r.cfg.MaxMessageBytes)),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.ProducerLinger(0),
 	)

@@ -2,6 +2,7 @@ package gtid
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -27,7 +28,7 @@ func parseMariaDB(text string) (*Set, error) {
 		if detail == "" {
 			p.skipSpace()
 			if !p.eof() && !p.peek(',') {
-				detail = "unexpected " + strconv.Quote(piece(text, p.i, ",")) + " after GTID " + strconv.Quote(strings.TrimSpace(text[at:p.i]))
+				detail = "unexpected " + strconv.Quote(piece(text, p.i, ",")) + " after GTID " + quotePiece(strings.TrimSpace(text[at:p.i]))
 			}
 		}
 		if detail != "" {
@@ -38,9 +39,7 @@ func parseMariaDB(text string) (*Set, error) {
 			return nil, syntaxError(MariaDB, "GTID set", text, "domain %d appears twice (%s and %s); a position has one GTID per domain",
 				e.domain, FormatMariaDB(set.ma[i].domain, set.ma[i].server, set.ma[i].seq), FormatMariaDB(e.domain, e.server, e.seq))
 		}
-		set.ma = append(set.ma, mariadbEntry{})
-		copy(set.ma[i+1:], set.ma[i:])
-		set.ma[i] = e
+		set.ma = slices.Insert(set.ma, i, e)
 	}
 	return set, nil
 }
@@ -69,7 +68,7 @@ func (p *scanner) mariadbGTID() (e mariadbEntry, detail string) {
 			if p.i == n {
 				return e, "GTID " + strconv.Quote(piece(p.s, at, ",")) + " is not domain-server-seq"
 			}
-			return e, name + " " + strconv.Quote(p.s[n:p.i]) + " is out of range [0, " + strconv.FormatUint(max, 10) + "]"
+			return e, name + " " + quotePiece(p.s[n:p.i]) + " is out of range [0, " + strconv.FormatUint(max, 10) + "]"
 		}
 	}
 	return mariadbEntry{domain: uint32(v[0]), server: uint32(v[1]), seq: v[2]}, ""
@@ -90,41 +89,4 @@ func parseOneMariaDB(g string) (domain, server uint32, seq uint64, err error) {
 		return 0, 0, 0, syntaxError(MariaDB, "GTID", g, "%s", detail)
 	}
 	return e.domain, e.server, e.seq, nil
-}
-
-// AppendMariaDB appends the GTID domain-server-seq to dst. It does not
-// allocate when dst has room.
-func AppendMariaDB(dst []byte, domain, server uint32, seq uint64) []byte {
-	dst = strconv.AppendUint(dst, uint64(domain), 10)
-	dst = append(dst, '-')
-	dst = strconv.AppendUint(dst, uint64(server), 10)
-	dst = append(dst, '-')
-	return strconv.AppendUint(dst, seq, 10)
-}
-
-// FormatMariaDB returns the GTID domain-server-seq.
-func FormatMariaDB(domain, server uint32, seq uint64) string {
-	var buf [10 + 1 + 10 + 1 + 20]byte
-	return string(AppendMariaDB(buf[:0], domain, server, seq))
-}
-
-// mariadbString renders the canonical text with one allocation.
-func (s *Set) mariadbString() string {
-	if len(s.ma) == 0 {
-		return ""
-	}
-	n := len(s.ma) - 1 // commas
-	for _, e := range s.ma {
-		n += decimalLen(uint64(e.domain)) + 1 + decimalLen(uint64(e.server)) + 1 + decimalLen(e.seq)
-	}
-	var scratch [10 + 1 + 10 + 1 + 20]byte
-	var b strings.Builder
-	b.Grow(n)
-	for i, e := range s.ma {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(AppendMariaDB(scratch[:0], e.domain, e.server, e.seq))
-	}
-	return b.String()
 }

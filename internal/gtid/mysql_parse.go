@@ -1,8 +1,8 @@
 package gtid
 
 import (
+	"slices"
 	"strconv"
-	"strings"
 )
 
 // parseMySQL parses MySQL's Gtid_set text, following the server's grammar
@@ -43,7 +43,7 @@ func parseMySQL(text string) (*Set, error) {
 					p.i++
 				}
 				if p.i-at > maxTagLen {
-					return fail("tag %q is longer than %d characters", text[at:p.i], maxTagLen)
+					return fail("tag %s is longer than %d characters", quotePiece(text[at:p.i]), maxTagLen)
 				}
 				tag, cur = normalTag(text[at:p.i]), -1
 			case !p.eof() && isDigit(text[at]):
@@ -102,7 +102,7 @@ func (p *scanner) mysqlInterval() (iv interval, detail string) {
 			return iv, p.rangeDetail(n)
 		}
 		if hi < lo {
-			return iv, "interval " + strconv.Quote(p.s[at:p.i]) + " ends before it starts"
+			return iv, "interval " + quotePiece(p.s[at:p.i]) + " ends before it starts"
 		}
 	}
 	return interval{int64(lo), int64(hi) + 1}, ""
@@ -117,9 +117,7 @@ func (p *scanner) rangeDetail(at int) string {
 func (s *Set) entryForParse(sid [16]byte, tag string) int {
 	i, found := s.findMySQL(sid, tag)
 	if !found {
-		s.my = append(s.my, mysqlEntry{})
-		copy(s.my[i+1:], s.my[i:])
-		s.my[i] = mysqlEntry{sid: sid, tag: tag}
+		s.my = slices.Insert(s.my, i, mysqlEntry{sid: sid, tag: tag})
 	}
 	return i
 }
@@ -148,7 +146,7 @@ func parseOneMySQL(g string) (sid [16]byte, tag string, gno int64, err error) {
 			p.i++
 		}
 		if tag = g[at:p.i]; len(tag) > maxTagLen {
-			return fail("tag %q is longer than %d characters", tag, maxTagLen)
+			return fail("tag %s is longer than %d characters", quotePiece(tag), maxTagLen)
 		}
 		tag = normalTag(tag)
 		p.skipSpace()
@@ -173,85 +171,4 @@ func parseOneMySQL(g string) (sid [16]byte, tag string, gno int64, err error) {
 		return fail("unexpected %q after the transaction number", piece(g, p.i, ""))
 	}
 	return sid, tag, int64(n), nil
-}
-
-// AppendMySQL appends the GTID sid[:tag]:gno in MySQL syntax to dst, the
-// uuid and tag lower case. It does not allocate when dst has room.
-func AppendMySQL(dst []byte, sid [16]byte, tag string, gno int64) []byte {
-	dst = appendUUID(dst, sid)
-	if tag != "" {
-		dst = append(dst, ':')
-		for i := 0; i < len(tag); i++ {
-			c := tag[i]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			dst = append(dst, c)
-		}
-	}
-	dst = append(dst, ':')
-	return strconv.AppendInt(dst, gno, 10)
-}
-
-// FormatMySQL returns the GTID sid[:tag]:gno in MySQL syntax.
-func FormatMySQL(sid [16]byte, tag string, gno int64) string {
-	var buf [uuidLen + 1 + maxTagLen + 1 + 20]byte
-	return string(AppendMySQL(buf[:0], sid, tag, gno))
-}
-
-// mysqlString renders the canonical text with one allocation: the exact
-// length is computed first and pieces go through a stack buffer.
-func (s *Set) mysqlString() string {
-	if len(s.my) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.Grow(s.mysqlLen())
-	var scratch [2*20 + 2]byte
-	for i, e := range s.my {
-		if i == 0 || e.sid != s.my[i-1].sid {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.Write(appendUUID(scratch[:0], e.sid))
-		}
-		if e.tag != "" {
-			b.WriteByte(':')
-			b.WriteString(e.tag)
-		}
-		for _, x := range e.iv {
-			b.Write(appendInterval(scratch[:0], x))
-		}
-	}
-	return b.String()
-}
-
-// mysqlLen is the exact length of mysqlString.
-func (s *Set) mysqlLen() int {
-	n := 0
-	for i, e := range s.my {
-		if i == 0 || e.sid != s.my[i-1].sid {
-			n += uuidLen + 1 // uuid and the comma before it (one too many overall)
-		}
-		if e.tag != "" {
-			n += 1 + len(e.tag)
-		}
-		for _, x := range e.iv {
-			n += 1 + decimalLen(uint64(x.start))
-			if x.end-1 > x.start {
-				n += 1 + decimalLen(uint64(x.end-1))
-			}
-		}
-	}
-	return n - 1
-}
-
-// decimalLen is the number of decimal digits of v.
-func decimalLen(v uint64) int {
-	n := 1
-	for v >= 10 {
-		v /= 10
-		n++
-	}
-	return n
 }
