@@ -11,6 +11,8 @@ import (
 	"github.com/binlog-router/binlog-router/internal/config"
 )
 
+func init() { commands["checkpoint"] = cmdCheckpoint }
+
 func cmdCheckpoint(ctx context.Context, args []string) int {
 	if len(args) == 0 || args[0] != "show" {
 		fmt.Fprintln(os.Stderr, "usage: binlog-router checkpoint show --name N [--kafka-brokers ...] [--checkpoint-topic T]")

@@ -45,13 +45,10 @@ func run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if cmd, ok := commands[args[0]]; ok {
+		return cmd(ctx, args[1:])
+	}
 	switch args[0] {
-	case "run":
-		return cmdRun(ctx, args[1:])
-	case "checkpoint":
-		return cmdCheckpoint(ctx, args[1:])
-	case "schema":
-		return cmdSchema(args[1:])
 	case "version", "--version", "-version":
 		fmt.Println("binlog-router", version)
 		return exitOK
@@ -62,6 +59,10 @@ func run(args []string) int {
 	fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", args[0], usage)
 	return exitUsage
 }
+
+// commands maps a subcommand name to its entry point; each subcommand's
+// file registers itself in init.
+var commands = map[string]func(ctx context.Context, args []string) int{}
 
 // exitCode maps a fatal error to the process exit code.
 func exitCode(err error) int {

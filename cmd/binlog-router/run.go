@@ -28,6 +28,8 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return config.ApplyEnv(fs)
 }
 
+func init() { commands["run"] = cmdRun }
+
 func cmdRun(ctx context.Context, args []string) int {
 	cfg := config.Default()
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)

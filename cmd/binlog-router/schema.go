@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
+
+func init() {
+	commands["schema"] = func(_ context.Context, args []string) int { return cmdSchema(args) }
+}
 
 func cmdSchema(args []string) int {
 	fs := flag.NewFlagSet("schema", flag.ContinueOnError)

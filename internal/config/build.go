@@ -1,6 +1,11 @@
 package config
 
 import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -8,9 +13,38 @@ import (
 	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
-// KafkaOpts are the connection options of every Kafka client.
+// KafkaOpts are the connection options of every Kafka client: brokers,
+// TLS and SASL. Call after Validate or ValidateConnection; if the TLS or
+// SASL settings are invalid, every connection fails with that error
+// rather than fall back to plain, unauthenticated TCP.
 func (c *Config) KafkaOpts() []kgo.Opt {
-	return []kgo.Opt{kgo.SeedBrokers(c.KafkaBrokers...), kgo.ClientID("binlog-router")}
+	opts := []kgo.Opt{kgo.SeedBrokers(c.KafkaBrokers...), kgo.ClientID("binlog-router")}
+	sec := c.resolved()
+	if sec.err != nil {
+		err := fmt.Errorf("invalid Kafka connection settings: %w", sec.err)
+		return append(opts, kgo.Dialer(func(context.Context, string, string) (net.Conn, error) { return nil, err }))
+	}
+	if sec.kafkaTLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(sec.kafkaTLS.Clone()))
+	}
+	if sec.kafkaSASL != nil {
+		opts = append(opts, kgo.SASL(sec.kafkaSASL))
+	}
+	return opts
+}
+
+// mysqlTLS is the TLS setting of ReaderConfig. If it is invalid, every
+// handshake fails with that error rather than fall back to plain TCP.
+func (c *Config) mysqlTLS() *tls.Config {
+	sec := c.resolved()
+	if sec.mysqlTLS != nil {
+		return sec.mysqlTLS.Clone()
+	}
+	if mode := normalizeTLSMode(c.MySQLTLSMode); mode == "" || mode == MySQLTLSDisabled {
+		return nil
+	}
+	err := fmt.Errorf("invalid MySQL TLS settings: %w", sec.err)
+	return &tls.Config{InsecureSkipVerify: true, VerifyConnection: func(tls.ConnectionState) error { return err }}
 }
 
 // ReaderConfig is the binlog source part; call after Validate.
@@ -19,6 +53,7 @@ func (c *Config) ReaderConfig(log zerolog.Logger, obs binlog.Observer) binlog.Co
 		Addr:       c.MySQLAddr,
 		User:       c.MySQLUser,
 		Password:   c.MySQLPassword,
+		TLS:        c.mysqlTLS(),
 		ServerID:   uint32(c.ServerID),
 		Tables:     c.Tables(),
 		Columns:    c.Columns,
@@ -48,6 +83,10 @@ func (c *Config) RelayConfig(log zerolog.Logger, version string, m relay.Metrics
 		MaxMessageBytes:    c.MaxMessageBytes,
 		AutoCreateTopics:   &auto,
 		ShutdownTimeout:    c.ShutdownTimeout,
+		OnInvalid:          relay.InvalidPolicy(c.OnInvalid),
+		DeadLetterTopic:    c.DeadLetterTopic,
+		HA:                 c.HA,
+		HATimeout:          c.HATimeout,
 		Source:             c.MySQLAddr,
 		Version:            version,
 		Logger:             log,

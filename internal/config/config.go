@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -25,6 +24,8 @@ type Config struct {
 	Preset            string         // --preset: outbox column preset, default or debezium
 	Columns           schema.Columns // --column-*: overrides of the preset's column names
 	OnUpdate          string         // --on-update warn|fail
+	OnInvalid         string         // --on-invalid fail|dead-letter
+	DeadLetterTopic   string         // --dead-letter-topic
 
 	KafkaBrokers     []string // --kafka-brokers a:9092,b:9092
 	TopicTemplate    string   // --topic-template; default from the preset
@@ -47,8 +48,38 @@ type Config struct {
 	TransactionTimeout time.Duration // --transaction-timeout
 	ShutdownTimeout    time.Duration // --shutdown-timeout
 
+	MetricsAddr string        // --metrics-addr: serve /metrics, /healthz, /readyz here ("" = off)
+	HA          bool          // --ha: elect one active router per name through a Kafka group
+	HATimeout   time.Duration // --ha-session-timeout: a standby takes over after this much silence
+
 	LogFormat string // --log-format json|console
 	LogLevel  string // --log-level
+
+	// ConfigFile is --config (env BINLOG_ROUTER_CONFIG): a YAML or TOML
+	// file of flag-name keys, below flags and env in precedence (file.go).
+	ConfigFile string
+
+	// TLS to MySQL/MariaDB (security.go), for the SQL and the replication
+	// connection alike.
+	MySQLTLSMode       string // --mysql-tls disabled|required|verify-ca|verify-identity; default disabled
+	MySQLTLSCA         string // --mysql-tls-ca: PEM CA bundle (verify-ca, verify-identity; default the system roots)
+	MySQLTLSCert       string // --mysql-tls-cert: PEM client certificate, with MySQLTLSKey
+	MySQLTLSKey        string // --mysql-tls-key
+	MySQLTLSServerName string // --mysql-tls-server-name: with verify-identity; default the host of MySQLAddr
+
+	// TLS and SASL to Kafka (security.go).
+	KafkaTLS                   bool   // --kafka-tls; default off
+	KafkaTLSCA                 string // --kafka-tls-ca: PEM CA bundle; default the system roots
+	KafkaTLSCert               string // --kafka-tls-cert: PEM client certificate, with KafkaTLSKey
+	KafkaTLSKey                string // --kafka-tls-key
+	KafkaTLSServerName         string // --kafka-tls-server-name; default the host of each broker
+	KafkaTLSInsecureSkipVerify bool   // --kafka-tls-insecure-skip-verify: DANGEROUS, tests only
+	KafkaSASLMechanism         string // --kafka-sasl-mechanism PLAIN|SCRAM-SHA-256|SCRAM-SHA-512; default "" (none)
+	KafkaSASLUser              string // --kafka-sasl-user
+	KafkaSASLPassword          string // --kafka-sasl-password (prefer the env variable or the file)
+	KafkaSASLPasswordFile      string // --kafka-sasl-password-file: read the password from this file
+
+	sec *security // set by ValidateConnection
 }
 
 // Default returns the defaults documented in the README.
@@ -56,9 +87,13 @@ func Default() Config {
 	return Config{
 		MySQLAddr:          "127.0.0.1:3306",
 		MySQLUser:          "root",
+		MySQLTLSMode:       MySQLTLSDisabled,
 		ServerID:           1001,
 		Preset:             "default",
 		OnUpdate:           string(binlog.UpdateWarn),
+		OnInvalid:          string(relay.InvalidFail),
+		DeadLetterTopic:    "binlog-router.dead-letter",
+		HATimeout:          10 * time.Second,
 		KafkaBrokers:       []string{"127.0.0.1:9092"},
 		ValidateJSON:       true,
 		RequireUUID:        true,
@@ -81,16 +116,13 @@ func Default() Config {
 	}
 }
 
-// Validate resolves the preset and secret files and checks every field,
-// returning all problems at once.
+// Validate resolves the preset, secret files and TLS/SASL settings (see
+// ValidateConnection) and checks every field, returning all problems at
+// once.
 func (c *Config) Validate() error {
 	var errs []error
-	if c.MySQLPasswordFile != "" {
-		b, err := os.ReadFile(c.MySQLPasswordFile)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--mysql-password-file: %w", err))
-		}
-		c.MySQLPassword = strings.TrimRight(string(b), "\r\n")
+	if err := c.ValidateConnection(); err != nil {
+		errs = append(errs, err)
 	}
 	preset, err := schema.PresetByName(c.Preset)
 	if err != nil {
@@ -119,6 +151,9 @@ func (c *Config) Validate() error {
 	}
 	if c.OnUpdate != string(binlog.UpdateWarn) && c.OnUpdate != string(binlog.UpdateFail) {
 		errs = append(errs, fmt.Errorf("--on-update %q: use warn or fail", c.OnUpdate))
+	}
+	if c.OnInvalid != string(relay.InvalidFail) && c.OnInvalid != string(relay.InvalidDeadLetter) {
+		errs = append(errs, fmt.Errorf("--on-invalid %q: use fail or dead-letter", c.OnInvalid))
 	}
 	if c.Delivery != string(relay.ExactlyOnce) && c.Delivery != string(relay.AtLeastOnce) {
 		errs = append(errs, fmt.Errorf("--delivery %q: use exactly-once or at-least-once", c.Delivery))

@@ -54,6 +54,8 @@ func (c *Config) RegisterConnection(fs *flag.FlagSet) {
 	fs.StringVar(&c.CheckpointTopic, "checkpoint-topic", c.CheckpointTopic, "compacted topic holding checkpoints")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: json or console")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn, error")
+	c.registerConfigFile(fs)
+	c.registerSecurity(fs)
 }
 
 // RegisterRun registers every flag of `binlog-router run`.
@@ -72,6 +74,11 @@ func (c *Config) RegisterRun(fs *flag.FlagSet) {
 	fs.StringVar(&c.Columns.Traceparent, "column-traceparent", "", "W3C traceparent column")
 	fs.StringVar(&c.Columns.Headers, "column-headers", "", "JSON object column of extra headers")
 	fs.StringVar(&c.OnUpdate, "on-update", c.OnUpdate, "UPDATE of an outbox row: warn or fail")
+	fs.StringVar(&c.OnInvalid, "on-invalid", c.OnInvalid, "outbox row that cannot be routed: fail (stop) or dead-letter")
+	fs.StringVar(&c.DeadLetterTopic, "dead-letter-topic", c.DeadLetterTopic, "topic for rows that cannot be routed (with --on-invalid=dead-letter)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "serve Prometheus /metrics, /healthz and /readyz on this address (e.g. :9090)")
+	fs.BoolVar(&c.HA, "ha", c.HA, "high availability: routers with the same --name elect one active instance through Kafka")
+	fs.DurationVar(&c.HATimeout, "ha-session-timeout", c.HATimeout, "with --ha, a standby takes over after the active router is silent this long")
 	fs.StringVar(&c.TopicTemplate, "topic-template", c.TopicTemplate, "topic template; placeholders {event_type} {aggregate_type} {database} {table} (default outbox.event.{event_type}; debezium preset outbox.event.{aggregate_type})")
 	fs.BoolVar(&c.ValidateJSON, "validate-json", c.ValidateJSON, "reject payloads that are not valid JSON")
 	fs.BoolVar(&c.RequireUUID, "require-uuid", c.RequireUUID, "reject event ids that are not UUIDs")

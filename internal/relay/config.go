@@ -23,6 +23,17 @@ const (
 	AtLeastOnce Delivery = "at-least-once"
 )
 
+// InvalidPolicy says what happens to an outbox row that cannot be routed.
+type InvalidPolicy string
+
+const (
+	// InvalidFail stops the relay; the checkpoint stays before the row.
+	InvalidFail InvalidPolicy = "fail"
+	// InvalidDeadLetter writes the row to the dead-letter topic (in the
+	// same Kafka transaction) and goes on.
+	InvalidDeadLetter InvalidPolicy = "dead-letter"
+)
+
 // Config configures a Relay. Zero values take the defaults noted.
 type Config struct {
 	Name            string   // router name: checkpoint key and transactional id; default "binlog-router"
@@ -56,6 +67,15 @@ type Config struct {
 	AutoCreateTopics *bool
 	// ShutdownTimeout bounds the drain on cancellation. Default 10s.
 	ShutdownTimeout time.Duration
+
+	OnInvalid       InvalidPolicy // default InvalidFail
+	DeadLetterTopic string        // default "binlog-router.dead-letter"
+
+	// HA elects one active relay per Name through a Kafka consumer group;
+	// the others wait as standbys. HATimeout is the group session timeout:
+	// how long a silent active relay keeps its role. Default 10s.
+	HA        bool
+	HATimeout time.Duration
 
 	Source  string // source address, recorded in checkpoints (information)
 	Version string
@@ -106,6 +126,15 @@ func (c *Config) setDefaults() {
 	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = 10 * time.Second
+	}
+	if c.OnInvalid == "" {
+		c.OnInvalid = InvalidFail
+	}
+	if c.DeadLetterTopic == "" {
+		c.DeadLetterTopic = "binlog-router.dead-letter"
+	}
+	if c.HATimeout <= 0 {
+		c.HATimeout = 10 * time.Second
 	}
 	if c.Metrics == nil {
 		c.Metrics = nopMetrics{}

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -85,12 +86,8 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
 	}
 	r.partial = !b.End
 	for i := range b.Rows {
-		rec, err := r.router.Record(&b.Rows[i], b.Txn)
+		rec, err := r.record(&b.Rows[i], b.Txn)
 		if err != nil {
-			var re *route.RowError
-			if errors.As(err, &re) {
-				r.cfg.Metrics.RowError(string(re.Kind))
-			}
 			return err
 		}
 		if err := r.produce(ctx, rec); err != nil {
@@ -105,6 +102,31 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
 		r.cfg.Metrics.Transactions(1)
 	}
 	return nil
+}
+
+// record builds the record of one row: its routed record, or by policy
+// its dead-letter record, or an error that stops the relay.
+func (r *Relay) record(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, error) {
+	rec, err := r.router.Record(row, txn)
+	if err == nil {
+		if size := recordSize(rec); size > r.cfg.MaxMessageBytes {
+			err = tooLarge(row, txn, size, r.cfg.MaxMessageBytes)
+		}
+	}
+	if err == nil {
+		return rec, nil
+	}
+	var re *route.RowError
+	if !errors.As(err, &re) {
+		return nil, err
+	}
+	r.cfg.Metrics.RowError(string(re.Kind))
+	if r.cfg.OnInvalid != InvalidDeadLetter {
+		return nil, fmt.Errorf("%w; fix the row's writer, or run with --on-invalid=dead-letter to divert such rows to a dead-letter topic", err)
+	}
+	r.cfg.Metrics.DeadLetter(string(re.Kind))
+	r.log.Warn().Err(re).Str("dead_letter_topic", r.cfg.DeadLetterTopic).Msg("outbox row diverted to the dead-letter topic")
+	return deadLetterRecord(r.cfg.DeadLetterTopic, row, txn, re, r.cfg.MaxMessageBytes), nil
 }
 
 func (r *Relay) produce(ctx context.Context, rec *kgo.Record) error {

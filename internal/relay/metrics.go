@@ -16,6 +16,8 @@ type Metrics interface {
 	CaughtUp()
 	// RowError counts a row that could not be routed, by kind.
 	RowError(kind string)
+	// DeadLetter counts a row diverted to the dead-letter topic, by kind.
+	DeadLetter(kind string)
 	// Buffered reports franz-go's buffered record count.
 	Buffered(records int64)
 }
@@ -27,4 +29,5 @@ func (nopMetrics) Committed(string, time.Time, int) {}
 func (nopMetrics) Transactions(int)                 {}
 func (nopMetrics) CaughtUp()                        {}
 func (nopMetrics) RowError(string)                  {}
+func (nopMetrics) DeadLetter(string)                {}
 func (nopMetrics) Buffered(int64)                   {}

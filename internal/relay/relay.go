@@ -62,6 +62,14 @@ func New(cfg Config, reader *binlog.Reader) (*Relay, error) {
 	return r, nil
 }
 
+// reset clears the state of a previous active period.
+func (r *Relay) reset() {
+	r.inTxn, r.records, r.pendingTxns, r.partial, r.events = false, 0, 0, false, 0
+	r.errMu.Lock()
+	r.firstErr = nil
+	r.errMu.Unlock()
+}
+
 func (r *Relay) onProduced(rec *kgo.Record, err error) {
 	if err == nil {
 		return
@@ -106,7 +114,47 @@ func (r *Relay) clientOpts() []kgo.Opt {
 // cancellation it finishes the binlog transaction in progress, commits,
 // and returns nil; if that takes longer than ShutdownTimeout it aborts the
 // open Kafka transaction and returns the context's error.
+//
+// With HA, Run first waits to be elected; when it loses the active role
+// it stops routing (an uncommitted Kafka transaction is aborted or fenced)
+// and waits to be elected again.
 func (r *Relay) Run(ctx context.Context) error {
+	if !r.cfg.HA {
+		return r.runActive(ctx)
+	}
+	// The election group consumes the checkpoint topic's one partition.
+	if err := r.ensureCheckpointTopic(ctx); err != nil {
+		return err
+	}
+	e, err := newElector(r.cfg)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	for {
+		lctx, err := e.lead(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped while standing by
+			}
+			return err
+		}
+		err = r.runActive(lctx)
+		switch {
+		case ctx.Err() != nil:
+			return err
+		case lctx.Err() != nil:
+			r.log.Warn().AnErr("last_error", err).Msg("no longer the active router; standing by")
+		default:
+			return err
+		}
+	}
+}
+
+// runActive routes as the active router: fence, load the checkpoint,
+// stream until ctx ends or an error.
+func (r *Relay) runActive(ctx context.Context) error {
+	r.reset()
 	cl, err := kgo.NewClient(r.clientOpts()...)
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)

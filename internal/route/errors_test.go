@@ -46,12 +46,12 @@ func TestRowErrors(t *testing.T) {
 		{
 			name: "invalid event_id", kind: KindInvalidEventID,
 			row:  func(r *binlog.OutboxRow) { r.EventID = []byte("evt 1") },
-			want: `outbox row shop.outbox event_id="evt 1" gtid=0-1-42: event_id "evt 1" is not a UUID in canonical 36-character form (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx); write UUIDs or set require-UUID off`,
+			want: `outbox row shop.outbox event_id="evt 1" gtid=0-1-42: event_id "evt 1" is not a UUID in canonical 36-character form (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx); write UUIDs or turn the UUID check off (RequireUUID)`,
 		},
 		{
 			name: "invalid payload", kind: KindInvalidPayloadJSON,
 			row:  func(r *binlog.OutboxRow) { r.Payload = []byte(`{"a":`) },
-			want: "outbox row shop.outbox event_id=" + testEventID + " gtid=0-1-42: payload (5 bytes) is not valid JSON; write JSON or NULL, or turn payload JSON validation off",
+			want: "outbox row shop.outbox event_id=" + testEventID + " gtid=0-1-42: payload (5 bytes) is not valid JSON; write JSON or NULL, or turn payload JSON validation off (ValidateJSON)",
 		},
 		{
 			name: "invalid headers", kind: KindInvalidHeaders,

@@ -158,7 +158,7 @@ func (r *Router) check(row *binlog.OutboxRow) *problem {
 			"event_id is "+nullOrEmpty(row.EventID)+"; every outbox row needs a unique event_id (a UUID)")
 	case r.cfg.RequireUUID && !isUUID(row.EventID):
 		return newProblem(KindInvalidEventID, ErrInvalidEventID, "event_id "+quote(string(row.EventID))+
-			" is not a UUID in canonical 36-character form (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx); write UUIDs or set require-UUID off")
+			" is not a UUID in canonical 36-character form (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx); write UUIDs or turn the UUID check off (RequireUUID)")
 	case len(row.AggregateID) == 0:
 		return newProblem(KindNullAggregateID, ErrNullAggregateID, "aggregate_id is "+nullOrEmpty(row.AggregateID)+
 			"; every outbox row needs an aggregate_id (it is the Kafka key)")
@@ -167,7 +167,7 @@ func (r *Router) check(row *binlog.OutboxRow) *problem {
 			"; every outbox row needs an event_type")
 	case r.cfg.ValidateJSON && row.Payload != nil && !json.Valid(row.Payload):
 		return newProblem(KindInvalidPayloadJSON, ErrInvalidPayloadJSON, fmt.Sprintf(
-			"payload (%d bytes) is not valid JSON; write JSON or NULL, or turn payload JSON validation off", len(row.Payload)))
+			"payload (%d bytes) is not valid JSON; write JSON or NULL, or turn payload JSON validation off (ValidateJSON)", len(row.Payload)))
 	}
 	return nil
 }
@@ -185,6 +185,11 @@ func (r *Router) topic(row *binlog.OutboxRow) (string, *problem) {
 	var p *problem
 	r.topicBuf, p = t.expand(r.topicBuf[:0], row)
 	if p != nil {
+		// Only an illegal topic can have grown the scratch buffers past a
+		// few hundred bytes; do not keep a huge row value's worth of memory.
+		if cap(r.keyBuf) > 4*maxTopicLen || cap(r.topicBuf) > 4*maxTopicLen {
+			r.keyBuf, r.topicBuf = nil, nil
+		}
 		return "", p
 	}
 	if len(r.topics) >= maxCacheEntries {

@@ -1,0 +1,13 @@
+package metrics_test
+
+import (
+	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/metrics"
+	"github.com/binlog-router/binlog-router/internal/relay"
+)
+
+// Metrics is what the relay and the binlog stream report to.
+var (
+	_ relay.Metrics   = (*metrics.Metrics)(nil)
+	_ binlog.Observer = (*metrics.Metrics)(nil)
+)

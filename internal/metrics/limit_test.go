@@ -1,0 +1,60 @@
+package metrics
+
+import (
+	"fmt"
+	"maps"
+	"testing"
+)
+
+func TestTopicLabelBounded(t *testing.T) {
+	m := New(nil, MaxTopics(3))
+	for i := 1; i <= 5; i++ {
+		m.Routed(fmt.Sprintf("t%d", i), 10)
+	}
+	m.Routed("t1", 10) // admitted topics stay themselves
+	m.Routed("t5", 10) // and later ones stay "other"
+
+	got := labelValues(gather(t, m), "binlog_router_events_routed_total", "topic")
+	want := map[string]float64{"t1": 2, "t2": 1, "t3": 1, Other: 3}
+	if !maps.Equal(got, want) {
+		t.Errorf("events by topic = %v, want %v", got, want)
+	}
+	bytes := labelValues(gather(t, m), "binlog_router_bytes_routed_total", "topic")
+	if bytes[Other] != 30 || len(bytes) != 4 {
+		t.Errorf("bytes by topic = %v, want 4 labels with other=30", bytes)
+	}
+	if n := len(m.routedCache); n != 3 {
+		t.Errorf("routed cache holds %d topics, want 3", n)
+	}
+}
+
+func TestKindLabelBounded(t *testing.T) {
+	m := New(nil)
+	for i := range 2 * DefaultMaxKinds {
+		m.RowError(fmt.Sprintf("kind_%d", i))
+		m.DeadLetter(fmt.Sprintf("kind_%d", i))
+	}
+	mfs := gather(t, m)
+	errs := labelValues(mfs, "binlog_router_errors_total", "kind")
+	// The built-in kinds produce and kafka_group are always present.
+	if len(errs) != DefaultMaxKinds+1+2 {
+		t.Errorf("%d error kinds, want %d + other + produce + kafka_group", len(errs), DefaultMaxKinds)
+	}
+	if errs[Other] != DefaultMaxKinds {
+		t.Errorf("errors{kind=other} = %v, want %d", errs[Other], DefaultMaxKinds)
+	}
+	if dl := labelValues(mfs, "binlog_router_dead_letters_total", "kind"); len(dl) != DefaultMaxKinds+1 {
+		t.Errorf("%d dead-letter kinds, want %d + other", len(dl), DefaultMaxKinds)
+	}
+}
+
+func TestLimiter(t *testing.T) {
+	l := newLimiter(2)
+	for _, c := range []struct{ in, want string }{
+		{"a", "a"}, {"b", "b"}, {"c", Other}, {"a", "a"}, {"b", "b"}, {"d", Other},
+	} {
+		if got := l.value(c.in); got != c.want {
+			t.Errorf("value(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

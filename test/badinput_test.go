@@ -1,0 +1,86 @@
+package test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBadRowsDeadLettered: with --on-invalid=dead-letter, every kind of
+// bad row goes to the dead-letter topic with the original row, the error
+// and the GTID; good rows around them are routed; nothing stops.
+func TestBadRowsDeadLettered(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	dlq := e.prefix + ".dlq"
+	r := startRouter(t, e.args("dlq", "--on-invalid", "dead-letter", "--dead-letter-topic", dlq, "--max-message-bytes", "200000")...)
+	good1 := newEvent("g1", "Good", `{"ok":1}`)
+	bad := map[string]event{
+		"null_event_type":   {ID: "5b0c1b4e-7a35-4c89-9a0b-1c1d2e3f4a5b", AggType: "order", AggID: "b1", Type: "", Payload: ptr(`{}`)},
+		"null_aggregate_id": {ID: "6b0c1b4e-7a35-4c89-9a0b-1c1d2e3f4a5b", AggType: "order", AggID: "", Type: "Bad", Payload: ptr(`{}`)},
+		"invalid_event_id":  {ID: "not-a-uuid", AggType: "order", AggID: "b3", Type: "Bad", Payload: ptr(`{}`)},
+		"invalid_topic":     {ID: "7b0c1b4e-7a35-4c89-9a0b-1c1d2e3f4a5b", AggType: "order", AggID: "b4", Type: "Bad Type/x", Payload: ptr(`{}`)},
+		"invalid_headers":   {ID: "8b0c1b4e-7a35-4c89-9a0b-1c1d2e3f4a5b", AggType: "order", AggID: "b5", Type: "Bad", Payload: ptr(`{}`), Headers: ptr(`[1,2]`)},
+		"record_too_large":  {ID: "9b0c1b4e-7a35-4c89-9a0b-1c1d2e3f4a5b", AggType: "order", AggID: "b6", Type: "Bad", Payload: ptr(`"` + strings.Repeat("x", 300000) + `"`)},
+	}
+	e.insertTx(good1)
+	for _, ev := range bad {
+		e.insertTx(ev)
+	}
+	good2 := newEvent("g2", "Good", `{"ok":2}`)
+	e.insertTx(good2)
+
+	c := newConsumer(t, e.kafka.Brokers, "^"+e.prefix+`\.Good$`)
+	got := c.read(2, 60*time.Second)
+	assert.ElementsMatch(t, []string{good1.ID, good2.ID}, recordIDs(got))
+
+	d := newConsumer(t, e.kafka.Brokers, "^"+e.prefix+`\.dlq$`)
+	letters := d.read(len(bad), 60*time.Second)
+	require.Len(t, letters, len(bad))
+	for _, rec := range letters {
+		kind, _ := header(rec, "error_kind")
+		want, ok := bad[kind]
+		require.True(t, ok, "unexpected kind %q", kind)
+		id, _ := header(rec, "id")
+		assert.Equal(t, want.ID, id)
+		g, _ := header(rec, "binlog_gtid")
+		assert.Regexp(t, `^0-1-\d+$`, g)
+		var v map[string]any
+		require.NoError(t, json.Unmarshal(rec.Value, &v))
+		assert.Equal(t, "shop.outbox", v["table"])
+		assert.Equal(t, kind, v["kind"])
+		assert.NotEmpty(t, v["error"])
+		if kind != "record_too_large" {
+			assert.Equal(t, *want.Payload, v["payload"])
+		}
+	}
+	require.Equal(t, 0, r.stop(20*time.Second))
+}
+
+// TestBadRowStopsByDefault: the default policy stops at the bad row with
+// an error naming the table, GTID, event_id and the fix, and the
+// checkpoint stays before it: rows after it are not published.
+func TestBadRowStopsByDefault(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	good := newEvent("g1", "Good", `{}`)
+	e.insertTx(good)
+	e.insertTx(event{ID: "ab0c1b4e-7a35-4c89-9a0b-1c1d2e3f4a5b", AggType: "order", AggID: "", Type: "Bad", Payload: ptr(`{}`)})
+	after := newEvent("g2", "Good", `{}`)
+	e.insertTx(after)
+	r := startRouter(t, e.args("stop")...)
+	assert.Equal(t, 1, r.wait(60*time.Second))
+	log := r.out.String()
+	for _, s := range []string{"shop.outbox", "ab0c1b4e-7a35-4c89-9a0b-1c1d2e3f4a5b", "aggregate_id", "--on-invalid=dead-letter"} {
+		assert.Contains(t, log, s)
+	}
+	assert.Regexp(t, `gtid=0-1-\d+`, log)
+	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
+	got := c.read(1, 30*time.Second)
+	got = append(got, c.quiet(time.Second)...)
+	assert.Equal(t, []string{good.ID}, recordIDs(got), "only the row before the bad one")
+}
+
+func ptr(s string) *string { return &s }

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// liveResult is one rate of the live stage.
+type liveResult struct {
+	TargetRate   int                `json:"target_rate"`
+	WindowSecs   float64            `json:"window_seconds"`
+	Scheduled    int                `json:"scheduled"`
+	Committed    int                `json:"committed"`
+	Failed       int                `json:"failed"`
+	Missed       int                `json:"missed"` // due in the window, not started in it
+	AchievedRate float64            `json:"achieved_rate"`
+	Received     int                `json:"received"`
+	Lost         int                `json:"not_received"` // committed, not received within the grace time
+	Latency      distribution       `json:"latency"`      // consumer receive - COMMIT return
+	InsertTime   distribution       `json:"insert_time"`  // the INSERT's own round trip
+	StartLag     distribution       `json:"start_lag"`    // insert start - due time
+	OtherCPU     map[string]float64 `json:"other_cpu_seconds"`
+	RouterCPU    float64            `json:"router_cpu_seconds"`
+}
+
+// liveStage is the router's part of the live stage.
+type liveStage struct {
+	Rates        []liveResult `json:"rates"`
+	PeakRSSBytes int64        `json:"router_peak_rss_bytes"`
+	CPUSeconds   float64      `json:"router_cpu_seconds"`
+	Verified     verification `json:"verified"`
+}
+
+// liveGrace is how long after a window the consumer may take to receive
+// the last committed events.
+const liveGrace = 15 * time.Second
+
+// runLive starts an exactly-once router at the current end of the binlog,
+// then runs the open-loop generator at each rate and matches each
+// committed insert with its record in Kafka.
+func runLive(ctx context.Context, e *env, o *options) (liveStage, error) {
+	var st liveStage
+	start, err := binlogPos(ctx, e.db)
+	if err != nil {
+		return st, err
+	}
+	r := routerRun{Name: e.unique("live"), Prefix: e.unique("bench-live"), Delivery: "exactly-once", Start: start}
+	topics := r.topics()
+	if err := e.admin.createTopics(ctx, o.Partitions, topics...); err != nil {
+		return st, err
+	}
+	defer func() {
+		if err := e.admin.deleteTopics(context.WithoutCancel(ctx), append(topics, r.checkpointTopic())...); err != nil {
+			e.log.Warn().Err(err).Msg("dropping topics of the run")
+		}
+	}()
+	cons, err := startLiveConsumer(ctx, e.kafka.Brokers, topics)
+	if err != nil {
+		return st, err
+	}
+	defer cons.Stop()
+	db, err := e.maria.DB(benchDB)
+	if err != nil {
+		return st, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(o.LiveConns)
+	db.SetMaxIdleConns(o.LiveConns)
+	if err := warmPool(ctx, db, o.LiveConns); err != nil {
+		return st, err
+	}
+
+	p, err := startRouter(e.routerBin, e.routerArgs(r), o.RouterEnv, filepath.Join(e.tmp, r.Name+".log"))
+	if err != nil {
+		return st, err
+	}
+	defer p.Kill()
+	gen := newEventGen(o.Seed, 1000, o.Aggregates, o.PayloadBytes, 0.1)
+	// Warm up: one event through the whole path.
+	warm := []outboxEvent{gen.next()}
+	if _, err := db.ExecContext(ctx, string(appendOutboxInsert(nil, warm))); err != nil {
+		return st, fmt.Errorf("live warm-up insert: %w", err)
+	}
+	if !cons.waitCount(ctx, 1, 30*time.Second) {
+		return st, fmt.Errorf("live: the warm-up event did not arrive within 30s; router log:\n%s", p.LogTail(20))
+	}
+	expected := 1
+	for _, rate := range o.LiveRates {
+		e.log.Info().Int("rate", rate).Dur("window", o.LiveDuration).Msg("live: open-loop inserts")
+		before, _ := procCPU(p.Pid())
+		meter := newCPUMeter(e.serverPids())
+		lr := openLoop(ctx, db, rate, o.LiveDuration, o.LiveConns, gen)
+		res := liveResult{TargetRate: rate, WindowSecs: lr.Window.Seconds(), Scheduled: lr.Scheduled, Missed: lr.Missed}
+		for _, s := range lr.Samples {
+			if s.Err != nil {
+				res.Failed++
+			} else {
+				res.Committed++
+			}
+		}
+		expected += res.Committed
+		cons.waitCount(ctx, expected, liveGrace)
+		res.OtherCPU = meter.used()
+		if after, err := procCPU(p.Pid()); err == nil {
+			res.RouterCPU = (after - before).Seconds()
+		}
+		res.AchievedRate = float64(res.Committed) / lr.Window.Seconds()
+		var lat, ins, lag []time.Duration
+		for _, s := range lr.Samples {
+			if s.Err != nil {
+				continue
+			}
+			ins = append(ins, s.Done.Sub(s.Started))
+			lag = append(lag, s.Started.Sub(s.Due))
+			if at, ok := cons.ReceivedAt(s.ID); ok {
+				lat = append(lat, at.Sub(s.Done))
+			} else {
+				res.Lost++
+			}
+		}
+		res.Received = len(lat)
+		res.Latency, res.InsertTime, res.StartLag = summarise(lat), summarise(ins), summarise(lag)
+		e.log.Info().Int("rate", rate).Float64("achieved", res.AchievedRate).Int("missed", res.Missed).
+			Int("failed", res.Failed).Int("not_received", res.Lost).Float64("p50_ms", res.Latency.P50Ms).
+			Float64("p99_ms", res.Latency.P99Ms).Float64("max_ms", res.Latency.MaxMs).Msg("live: rate done")
+		st.Rates = append(st.Rates, res)
+	}
+	u, err := p.Stop(30 * time.Second)
+	if err != nil {
+		return st, fmt.Errorf("live router: %w", err)
+	}
+	st.PeakRSSBytes, st.CPUSeconds = u.PeakRSSBytes, u.CPU.Seconds()
+	cons.Stop()
+	if st.Verified, err = verifyTopics(ctx, e.admin, e.kafka.Brokers, topics, expected, o.Timeout); err != nil {
+		return st, fmt.Errorf("live: verifying topics: %w", err)
+	}
+	return st, nil
+}
+
+// warmPool opens n connections and returns them to the idle pool, so
+// that the generator does not pay for connecting inside its window.
+func warmPool(ctx context.Context, db *sql.DB, n int) error {
+	conns := make([]*sql.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range n {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("opening load generator connections: %w", err)
+		}
+		conns = append(conns, c)
+		if err := c.PingContext(ctx); err != nil {
+			return fmt.Errorf("opening load generator connections: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// tableRow is one line of the printed table: a measurement, its value, and
+// the target it is held to (if any).
+type tableRow struct {
+	name, value, target, result string
+}
+
+// printTable writes the results as one aligned plain-text table.
+func (r *results) printTable(w io.Writer) error {
+	var rows []tableRow
+	add := func(name, value string) { rows = append(rows, tableRow{name: name, value: value}) }
+	check := func(name, value string, t target) {
+		res := "FAIL"
+		if t.Pass {
+			res = "PASS"
+		}
+		rows = append(rows, tableRow{name, value, t.String(), res})
+	}
+	find := func(name string) (target, bool) {
+		for _, t := range r.Targets {
+			if t.Name == name {
+				return t, true
+			}
+		}
+		return target{}, false
+	}
+	checkOrAdd := func(tname, name, value string) {
+		if t, ok := find(tname); ok {
+			check(name, value, t)
+		} else {
+			add(name, value)
+		}
+	}
+	verified := func(name string, v verification) {
+		res := "FAIL"
+		if v.OK {
+			res = "PASS"
+		}
+		rows = append(rows, tableRow{name, v.String(), "exactly once each", res})
+	}
+
+	if b := r.Backlog; b != nil {
+		add("backlog: outbox rows", fmt.Sprintf("%s in %s txns (+%s other-table txns)",
+			thousands(float64(b.Rows)), thousands(float64(b.OutboxTxns)), thousands(float64(b.OtherTxns))))
+		add("backlog: payload", fmt.Sprintf("%s MB, mean %s B", f1(float64(b.PayloadBytes)/1e6), thousands(b.MeanPayloadBytes)))
+		add("backlog: load time", fmt.Sprintf("%s s (%s rows/s)", f1(b.LoadSeconds), thousands(b.LoadRowsPerSec)))
+	}
+	if d := r.RawDecode; d != nil {
+		add("raw decode (go-mysql BinlogSyncer)", thousands(d.RowsPerSec)+" rows/s")
+	}
+	if p := r.RawIdempotent; p != nil {
+		add("raw produce, idempotent acks=all", thousands(p.RecordsPerSec)+" rec/s")
+	}
+	if p := r.RawTransactional; p != nil {
+		add(fmt.Sprintf("raw produce, transactional (commit per %s)", thousands(float64(p.CommitEvery))), thousands(p.RecordsPerSec)+" rec/s")
+	}
+	rt := r.ratios()
+	for _, c := range []*catchupResult{r.ExactlyOnce, r.AtLeastOnce} {
+		if c == nil {
+			continue
+		}
+		add(c.Label+": throughput", fmt.Sprintf("%s ev/s, %s MB/s (%s s wall)", thousands(c.EventsPerSec), f1(c.MBPerSec), f2(c.WallSeconds)))
+		switch {
+		case c == r.ExactlyOnce && rt.HaveEOS:
+			checkOrAdd("exactly-once throughput / min(raw decode, raw transactional produce)",
+				"  ratio to min(raw decode, raw txn produce)", f2(rt.EOS))
+		case c == r.AtLeastOnce && rt.HaveALO:
+			checkOrAdd("at-least-once throughput / min(raw decode, raw idempotent produce)",
+				"  ratio to min(raw decode, raw idem. produce)", f2(rt.ALO))
+		}
+		add("  throughput after first record", thousands(c.SteadyEventsPerSec)+" ev/s")
+		checkOrAdd(c.Label+": startup to first record", "  startup to first record", f2(c.StartupSecs)+" s")
+		add("  CPU per 100k events", f2(c.CPUPer100k)+" s")
+		checkOrAdd(c.Label+": peak RSS", "  peak RSS", f1(mb(c.PeakRSSBytes))+" MB")
+		add("  kfake / mariadbd CPU during run", otherCPU(c.OtherCPU))
+		verified("  records in Kafka (read_committed)", c.Verified)
+	}
+	if l := r.Live; l != nil {
+		for _, x := range l.Rates {
+			add(fmt.Sprintf("live %s/s: achieved insert rate", thousands(float64(x.TargetRate))),
+				fmt.Sprintf("%s/s (%d missed, %d failed, %d not received)", thousands(x.AchievedRate), x.Missed, x.Failed, x.Lost))
+			add("  latency p50 / p99.9 / max", fmt.Sprintf("%s / %s / %s ms", f1(x.Latency.P50Ms), f1(x.Latency.P999Ms), f1(x.Latency.MaxMs)))
+			checkOrAdd(fmt.Sprintf("live %d/s: p99 latency", x.TargetRate), "  latency p99", f1(x.Latency.P99Ms)+" ms")
+			add("  INSERT round trip p50 / p99", fmt.Sprintf("%s / %s ms", f1(x.InsertTime.P50Ms), f1(x.InsertTime.P99Ms)))
+			add("  router / kfake / mariadbd CPU", fmt.Sprintf("%s s; %s", f1(x.RouterCPU), otherCPU(x.OtherCPU)))
+		}
+		checkOrAdd("live router: peak RSS", "live router: peak RSS", f1(mb(l.PeakRSSBytes))+" MB")
+		verified("live: records in Kafka (read_committed)", l.Verified)
+	}
+	for _, s := range r.Stress {
+		add("stress, "+s.Label+": throughput", fmt.Sprintf("%s ev/s, %s MB/s (%s s wall)", thousands(s.EventsPerSec), f1(s.MBPerSec), f2(s.WallSeconds)))
+		checkOrAdd("stress, "+s.Label+": peak RSS", "  peak RSS", f1(mb(s.PeakRSSBytes))+" MB")
+		verified("  records in Kafka (read_committed)", s.Verified)
+	}
+
+	m := r.Machine
+	fmt.Fprintf(w, "binlog-router benchmark, %s%s\n", r.Time.UTC().Format("2006-01-02 15:04 UTC"), map[bool]string{true: " (quick)"}[r.Quick])
+	fmt.Fprintf(w, "machine: %d x %s, %.1f GiB; MariaDB %s; %s; kfake %s\n\n",
+		m.CPUs, m.CPUModel, m.MemoryGiB, m.MariaDB, m.Go, kfakeCommit(m.Kfake))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "measurement\tvalue\ttarget\tresult")
+	fmt.Fprintln(tw, "-----------\t-----\t------\t------")
+	for _, row := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", row.name, row.value, row.target, row.result)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	pass, fail := 0, 0
+	for _, t := range r.Targets {
+		if t.Pass {
+			pass++
+		} else {
+			fail++
+		}
+	}
+	_, err := fmt.Fprintf(w, "\ntargets met: %d of %d\n", pass, pass+fail)
+	if r.Error != "" {
+		_, err = fmt.Fprintf(w, "incomplete run: %s\n", strings.SplitN(r.Error, "\n", 2)[0])
+	}
+	return err
+}
+
+func otherCPU(m map[string]float64) string {
+	if len(m) == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%s s / %s s", f1(m["kfake"]), f1(m["mariadbd"]))
+}

@@ -1,0 +1,214 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// delivered is one record as a downstream read_committed consumer saw it.
+type delivered struct {
+	ID, Topic, Key, GTID string
+	Seq                  int
+	Partition            int32
+	Offset               int64
+}
+
+// collector consumes the outbox topics with read_committed isolation in
+// the background for the whole test, keeping every record in arrival
+// order (which is partition order within a partition).
+type collector struct {
+	cl     *kgo.Client
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu   sync.Mutex
+	recs []delivered
+	ids  map[string]int
+	bad  []string // records that are not outbox events of the test
+}
+
+func newCollector(t testing.TB, brokers []string, topicRegex string) *collector {
+	t.Helper()
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(brokers...),
+		kgo.ConsumeRegex(),
+		kgo.ConsumeTopics(topicRegex),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.MetadataMinAge(100*time.Millisecond),
+		kgo.MetadataMaxAge(300*time.Millisecond),
+		kgo.FetchMaxWait(100*time.Millisecond),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &collector{cl: cl, cancel: cancel, done: make(chan struct{}), ids: map[string]int{}}
+	go c.run(ctx)
+	t.Cleanup(c.close)
+	return c
+}
+
+func (c *collector) run(ctx context.Context) {
+	defer close(c.done)
+	for ctx.Err() == nil {
+		fs := c.cl.PollFetches(ctx)
+		c.mu.Lock()
+		fs.EachRecord(func(r *kgo.Record) {
+			d := delivered{Topic: r.Topic, Key: string(r.Key), Partition: r.Partition, Offset: r.Offset}
+			d.ID, _ = header(r, "id")
+			d.GTID, _ = header(r, "binlog_gtid")
+			var p struct{ Seq int }
+			if d.ID == "" || json.Unmarshal(r.Value, &p) != nil {
+				c.bad = append(c.bad, fmt.Sprintf("%s/%d@%d key %q value %.80q", r.Topic, r.Partition, r.Offset, r.Key, r.Value))
+				return
+			}
+			d.Seq = p.Seq
+			c.recs = append(c.recs, d)
+			c.ids[d.ID]++
+		})
+		c.mu.Unlock()
+	}
+}
+
+func (c *collector) close() {
+	c.cancel()
+	<-c.done
+	c.cl.Close()
+}
+
+// distinct is the number of different event ids read so far.
+func (c *collector) distinct() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.ids)
+}
+
+// count is the number of records read so far.
+func (c *collector) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.recs)
+}
+
+// missing is how many of want have not been read yet.
+func (c *collector) missing(want map[string]outboxRow) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for id := range want {
+		if c.ids[id] == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// waitProgress waits until n more distinct events than now were read.
+func (c *collector) waitProgress(t testing.TB, n int, timeout time.Duration, what string) {
+	t.Helper()
+	from := c.distinct()
+	eventually(t, timeout, fmt.Sprintf("%s: %d new events after %d", what, n, from),
+		func() bool { return c.distinct() >= from+n })
+}
+
+// waitAll waits until every row of want was read.
+func (c *collector) waitAll(t testing.TB, want map[string]outboxRow, timeout time.Duration) {
+	t.Helper()
+	if err := poll(timeout, func() bool { return c.missing(want) == 0 }); err != nil {
+		t.Errorf("reading all %d committed events: %d still missing after %s", len(want), c.missing(want), timeout)
+	}
+}
+
+// settle waits until nothing new arrived for d (a late duplicate would)
+// and returns every record read; records that are no outbox event of the
+// test fail it.
+func (c *collector) settle(t testing.TB, d time.Duration) []delivered {
+	t.Helper()
+	last, since := c.count(), time.Now()
+	for time.Since(since) < d {
+		time.Sleep(50 * time.Millisecond)
+		if n := c.count(); n != last {
+			last, since = n, time.Now()
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range c.bad {
+		t.Errorf("unexpected record %s", b)
+	}
+	return append([]delivered(nil), c.recs...)
+}
+
+// verdict is what checkDelivery found.
+type verdict struct {
+	Events, Records, Lost, Duplicated, Unknown, Disordered int
+}
+
+func (v verdict) String() string {
+	return fmt.Sprintf("events checked %d, records read %d, lost %d, duplicated %d, unknown %d, out of order %d",
+		v.Events, v.Records, v.Lost, v.Duplicated, v.Unknown, v.Disordered)
+}
+
+// checkDelivery compares what a consumer read with the committed outbox
+// rows: every row read (lost otherwise), no record that is not a row,
+// each record's key and sequence number those of its row, and, within a
+// topic and key, sequence numbers increasing on first occurrences. A
+// repeated event is reported unless dupOK accepts it (nil accepts none).
+func checkDelivery(t testing.TB, want map[string]outboxRow, got []delivered, dupOK func(delivered) bool) verdict {
+	t.Helper()
+	v := verdict{Events: len(want), Records: len(got)}
+	seen := map[string]int{}
+	last := map[string]int{} // topic/key -> last sequence number
+	var lost, unknown, dups, disorder, wrong []string
+	for _, d := range got {
+		row, ok := want[d.ID]
+		if !ok {
+			v.Unknown++
+			unknown = append(unknown, fmt.Sprintf("%s (%s key %s, gtid %s)", d.ID, d.Topic, d.Key, d.GTID))
+			continue
+		}
+		if d.Key != row.Agg || d.Seq != row.Seq {
+			wrong = append(wrong, fmt.Sprintf("%s: key %s seq %d, row has %s seq %d", d.ID, d.Key, d.Seq, row.Agg, row.Seq))
+		}
+		seen[d.ID]++
+		if seen[d.ID] > 1 {
+			v.Duplicated++
+			if dupOK == nil || !dupOK(d) {
+				dups = append(dups, fmt.Sprintf("%s (%s/%d@%d, gtid %s)", d.ID, d.Topic, d.Partition, d.Offset, d.GTID))
+			}
+			continue
+		}
+		k := d.Topic + "/" + d.Key
+		if p, ok := last[k]; ok && d.Seq <= p {
+			v.Disordered++
+			disorder = append(disorder, fmt.Sprintf("%s: seq %d after %d (%s/%d@%d)", k, d.Seq, p, d.Topic, d.Partition, d.Offset))
+		}
+		last[k] = d.Seq
+	}
+	for id := range want {
+		if seen[id] == 0 {
+			v.Lost++
+			lost = append(lost, id)
+		}
+	}
+	sort.Strings(lost)
+	report := func(what string, xs []string) {
+		if len(xs) > 0 {
+			t.Errorf("%d %s, e.g. %v", len(xs), what, xs[:min(len(xs), 5)])
+		}
+	}
+	report("committed outbox rows never delivered (lost)", lost)
+	report("records that are no committed outbox row", unknown)
+	report("records repeated outside the allowed bound", dups)
+	report("records out of per-aggregate order", disorder)
+	report("records not matching their row", wrong)
+	return v
+}

@@ -1,0 +1,117 @@
+package test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/binlog-router/binlog-router/internal/relay"
+)
+
+// TestFaultDatabaseRestart kills mariadbd (SIGKILL) and starts it again
+// several times while an application writes, once right after a 20k-row
+// transaction committed (the router is still streaming it), and cuts the
+// router's binlog dump connection with KILL. The same router process must
+// reconnect by itself and deliver every committed row exactly once.
+func TestFaultDatabaseRestart(t *testing.T) {
+	rng := faultRand(t)
+	e := newEnv(t, envOpts{})
+	var watch *txnWatch
+	if e.kafka.Cluster != nil {
+		watch = watchTxns(e.kafka.Cluster, relay.TransactionalID("dbrestart"))
+	}
+	r := startRouter(t, e.args("dbrestart")...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	app := newWriter(e.db, rng, "agg", 40, 0)
+	l := startLoad(t, app, 500)
+	col.waitProgress(t, 200, time.Minute, "routing before the faults")
+	ctx := context.Background()
+
+	restart := func(what string) {
+		t.Helper()
+		time.Sleep(randDur(rng, 200*time.Millisecond, 1500*time.Millisecond)) // down time
+		if err := e.maria.Start(ctx); err != nil {
+			t.Fatalf("%s: starting mariadbd again: %v", what, err)
+		}
+		r.mustRun(what)
+		col.waitProgress(t, 100, time.Minute, what+": routing after the restart")
+		r.mustRun(what)
+	}
+
+	restarts := byMode(3, 10)
+	for i := 1; i <= restarts; i++ {
+		time.Sleep(randDur(rng, 300*time.Millisecond, 1500*time.Millisecond))
+		r.mustRun(fmt.Sprintf("before database kill %d", i))
+		if err := e.maria.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		restart(fmt.Sprintf("database kill %d", i))
+	}
+
+	// A large transaction: the server dies while the router streams it, and
+	// the router resumes inside it after reconnecting. The load pauses so
+	// that what the router produces at the kill is of this transaction.
+	l.stop()
+	col.waitAll(t, committedRows(t, e.db), time.Minute)
+	big := newWriter(e.db, rng, "big", 50, 0)
+	const bigRows = 20000
+	var base int64
+	if watch != nil {
+		base = watch.records.Load()
+	}
+	if err := big.tx(ctx, bigRows); err != nil {
+		t.Fatalf("committing the %d-row transaction: %v", bigRows, err)
+	}
+	if err := e.maria.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if watch != nil {
+		t.Logf("mariadbd killed right after a %d-row transaction committed: the router had produced %d of its rows",
+			bigRows, watch.records.Load()-base)
+	}
+	l = startLoad(t, app, 500)
+	restart("database kill in a large transaction")
+
+	// A cut connection without a restart: KILL the binlog dump thread.
+	cuts := byMode(2, 5)
+	for i := 1; i <= cuts; i++ {
+		time.Sleep(randDur(rng, 200*time.Millisecond, time.Second))
+		id := dumpThread(t, e.db, 0)
+		if _, err := e.db.Exec(fmt.Sprintf("KILL CONNECTION %d", id)); err != nil {
+			t.Fatalf("KILL %d: %v", id, err)
+		}
+		dumpThread(t, e.db, id) // the router connects again
+		r.mustRun(fmt.Sprintf("KILL of the dump connection %d", i))
+		col.waitProgress(t, 100, time.Minute, "routing after KILL of the dump connection")
+	}
+
+	l.stop()
+	t.Logf("load: %s", l)
+	want := committedRows(t, e.db)
+	col.waitAll(t, want, 3*time.Minute)
+	r.mustRun("end")
+	if code := r.stop(30 * time.Second); code != 0 {
+		t.Errorf("SIGTERM: exit code %d, want 0", code)
+	}
+	v := checkDelivery(t, want, col.settle(t, time.Second), nil)
+	lost := r.logCount("binlog connection lost")
+	t.Logf("database kills %d (one in a %d-row transaction), dump connections killed %d, reconnects logged %d, %s",
+		restarts+1, bigRows, cuts, lost, v)
+	if lost < restarts+1+cuts {
+		t.Errorf("the router logged %d lost connections, want at least %d", lost, restarts+1+cuts)
+	}
+}
+
+// dumpThread waits for the router's binlog dump connection (one whose id
+// is not old) and returns its id.
+func dumpThread(t testing.TB, db *sql.DB, old int64) int64 {
+	t.Helper()
+	var id int64
+	eventually(t, time.Minute, "a binlog dump connection", func() bool {
+		err := db.QueryRow("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump' AND ID <> ? ORDER BY ID DESC LIMIT 1", old).Scan(&id)
+		return err == nil
+	})
+	return id
+}

@@ -1,0 +1,75 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHATakeover runs two routers with the same name: one is active, the
+// other stands by. Killing the active one hands over to the standby within
+// the session timeout, with nothing lost or duplicated.
+func TestHATakeover(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	args := e.args("ha", "--ha", "--ha-session-timeout", "6s")
+	a := startRouter(t, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	require.NoError(t, a.waitLog(ctx, "this router is active"))
+	b := startRouter(t, args...)
+	require.NoError(t, b.waitLog(ctx, "waiting to become the active router"))
+
+	var (
+		mu    sync.Mutex
+		ids   []string
+		stop  atomic.Bool
+		wg    sync.WaitGroup
+		count atomic.Int64
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; !stop.Load(); i++ {
+			ev := newEvent(fmt.Sprintf("agg-%d", i%10), "HA", fmt.Sprintf(`{"seq":%d}`, i))
+			if err := insertEvent(e.db, ev); err != nil {
+				t.Errorf("insert: %v", err)
+				return
+			}
+			mu.Lock()
+			ids = append(ids, ev.ID)
+			mu.Unlock()
+			count.Add(1)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
+	got := c.read(50, 60*time.Second)
+	require.False(t, strings.Contains(b.out.String(), "this router is active"), "standby must not be active while the leader lives")
+
+	killed := time.Now()
+	a.kill()
+	require.NoError(t, b.waitLog(ctx, "this router is active"))
+	takeover := time.Since(killed)
+	t.Logf("standby took over %s after the kill", takeover)
+	assert.Less(t, takeover, 20*time.Second)
+
+	for count.Load() < int64(len(got))+100 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop.Store(true)
+	wg.Wait()
+	mu.Lock()
+	want := append([]string(nil), ids...)
+	mu.Unlock()
+	got = append(got, c.read(len(want)-len(got), 60*time.Second)...)
+	got = append(got, c.quiet(time.Second)...)
+	assert.ElementsMatch(t, want, recordIDs(got), "exactly once across the takeover")
+	require.Equal(t, 0, b.stop(20*time.Second))
+}
