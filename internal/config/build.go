@@ -78,6 +78,7 @@ func (c *Config) RelayConfig(log zerolog.Logger, version string, m relay.Metrics
 		CommitInterval:     c.CommitInterval,
 		IdleCheckpoint:     c.IdleCheckpoint,
 		TransactionTimeout: c.TransactionTimeout,
+		KafkaTimeout:       c.KafkaTimeout,
 		MaxBufferedRecords: c.MaxBufferedRecords,
 		MaxBufferedBytes:   c.MaxBufferedBytes,
 		MaxMessageBytes:    c.MaxMessageBytes,

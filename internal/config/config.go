@@ -46,6 +46,7 @@ type Config struct {
 	MaxBufferedBytes   int           // --max-buffered-bytes
 	MaxMessageBytes    int           // --max-message-bytes
 	TransactionTimeout time.Duration // --transaction-timeout
+	KafkaTimeout       time.Duration // --kafka-timeout
 	ShutdownTimeout    time.Duration // --shutdown-timeout
 
 	MetricsAddr string        // --metrics-addr: serve /metrics, /healthz, /readyz here ("" = off)
@@ -110,6 +111,7 @@ func Default() Config {
 		MaxBufferedBytes:   32 << 20,
 		MaxMessageBytes:    1 << 20,
 		TransactionTimeout: 60 * time.Second,
+		KafkaTimeout:       2 * time.Minute,
 		ShutdownTimeout:    10 * time.Second,
 		LogFormat:          "json",
 		LogLevel:           "info",

@@ -14,6 +14,8 @@ import (
 // together with the checkpoint that covers it. It must be called at a
 // binlog transaction boundary.
 func (r *Relay) commit(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.KafkaTimeout)
+	defer cancel()
 	rec, err := r.checkpoint().Record(r.cfg.CheckpointTopic)
 	if err != nil {
 		return err
@@ -56,7 +58,7 @@ func (r *Relay) commit(ctx context.Context) error {
 // first produce error.
 func (r *Relay) flush(ctx context.Context) error {
 	if err := r.cl.Flush(ctx); err != nil {
-		return fmt.Errorf("flushing records: %w", err)
+		return fmt.Errorf("flushing records (Kafka unavailable for %s? see --kafka-timeout): %w", r.cfg.KafkaTimeout, err)
 	}
 	if err := r.produceErr(); err != nil {
 		return fmt.Errorf("producing records: %w", err)

@@ -50,6 +50,11 @@ type Config struct {
 	// IdleCheckpoint is how often the checkpoint advances over
 	// transactions without outbox rows. Default 5s.
 	IdleCheckpoint time.Duration
+	// KafkaTimeout bounds how long a record, flush or transaction end may
+	// wait for Kafka; past it the relay stops with an error (nothing is
+	// dropped: the checkpoint stays before the undelivered records).
+	// Default 2m.
+	KafkaTimeout time.Duration
 	// TransactionTimeout is the Kafka transaction timeout. Default 60s.
 	TransactionTimeout time.Duration
 	// MaxBufferedRecords and MaxBufferedBytes bound franz-go's produce
@@ -104,6 +109,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.IdleCheckpoint <= 0 {
 		c.IdleCheckpoint = 5 * time.Second
+	}
+	if c.KafkaTimeout <= 0 {
+		c.KafkaTimeout = 2 * time.Minute
 	}
 	if c.TransactionTimeout <= 0 {
 		c.TransactionTimeout = 60 * time.Second

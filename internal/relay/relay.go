@@ -97,6 +97,7 @@ func (r *Relay) clientOpts() []kgo.Opt {
 		kgo.ProducerBatchMaxBytes(int32(r.cfg.MaxMessageBytes)),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.ProducerLinger(0),
+		kgo.RecordDeliveryTimeout(r.cfg.KafkaTimeout),
 	)
 	if *r.cfg.AutoCreateTopics {
 		opts = append(opts, kgo.AllowAutoTopicCreation())
