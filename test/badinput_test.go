@@ -62,7 +62,9 @@ func TestBadRowsDeadLettered(t *testing.T) {
 
 // TestBadRowStopsByDefault: the default policy stops at the bad row with
 // an error naming the table, GTID, event_id and the fix, and the
-// checkpoint stays before it: rows after it are not published.
+// checkpoint stays before it: nothing after it is published. Restarted
+// with --on-invalid=dead-letter, every row goes through exactly once and
+// the bad one lands in the dead-letter topic.
 func TestBadRowStopsByDefault(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	good := newEvent("g1", "Good", `{}`)
@@ -78,9 +80,17 @@ func TestBadRowStopsByDefault(t *testing.T) {
 	}
 	assert.Regexp(t, `gtid=0-1-\d+`, log)
 	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
-	got := c.read(1, 30*time.Second)
-	got = append(got, c.quiet(time.Second)...)
-	assert.Equal(t, []string{good.ID}, recordIDs(got), "only the row before the bad one")
+	for _, rec := range c.quiet(time.Second) {
+		id, _ := header(rec, "id")
+		assert.NotEqual(t, after.ID, id, "nothing after the bad row is published")
+	}
+
+	dlq := e.prefix + ".dlq"
+	r2 := startRouter(t, e.args("stop", "--on-invalid", "dead-letter", "--dead-letter-topic", dlq)...)
+	got := c.readUntil2(t, func(recs []string) bool { return len(recs) >= 3 }, 60*time.Second)
+	got = append(got, recordIDs(c.quiet(time.Second))...)
+	assert.ElementsMatch(t, []string{good.ID, "ab0c1b4e-7a35-4c89-9a0b-1c1d2e3f4a5b", after.ID}, got, "each row once: two routed, one dead-lettered")
+	require.Equal(t, 0, r2.stop(20*time.Second))
 }
 
 func ptr(s string) *string { return &s }

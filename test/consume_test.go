@@ -96,3 +96,13 @@ func recordIDs(recs []*kgo.Record) []string {
 	}
 	return out
 }
+
+// readUntil2 reads until done(ids so far) and returns the event ids read.
+func (c *consumer) readUntil2(t testing.TB, done func([]string) bool, timeout time.Duration) []string {
+	t.Helper()
+	recs, err := c.readUntil(func(got []*kgo.Record) bool { return done(recordIDs(got)) }, timeout)
+	if err != nil {
+		t.Fatalf("read %d records: %v", len(recs), err)
+	}
+	return recordIDs(recs)
+}

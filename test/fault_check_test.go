@@ -111,12 +111,14 @@ func (c *collector) missing(want map[string]outboxRow) int {
 	return n
 }
 
-// waitProgress waits until n more distinct events than now were read.
-func (c *collector) waitProgress(t testing.TB, n int, timeout time.Duration, what string) {
+// waitProgress waits until n more distinct events than now were read;
+// it fails at once if the router r exits.
+func (c *collector) waitProgress(t testing.TB, r *router, n int, timeout time.Duration, what string) {
 	t.Helper()
 	from := c.distinct()
 	eventually(t, timeout, fmt.Sprintf("%s: %d new events after %d", what, n, from),
-		func() bool { return c.distinct() >= from+n })
+		func() bool { return c.distinct() >= from+n || !r.running() })
+	r.mustRun(what)
 }
 
 // waitAll waits until every row of want was read.

@@ -26,7 +26,7 @@ func TestFaultDatabaseRestart(t *testing.T) {
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
 	app := newWriter(e.db, rng, "agg", 40, 0)
 	l := startLoad(t, app, 500)
-	col.waitProgress(t, 200, time.Minute, "routing before the faults")
+	col.waitProgress(t, r, 200, time.Minute, "routing before the faults")
 	ctx := context.Background()
 
 	restart := func(what string) {
@@ -36,7 +36,7 @@ func TestFaultDatabaseRestart(t *testing.T) {
 			t.Fatalf("%s: starting mariadbd again: %v", what, err)
 		}
 		r.mustRun(what)
-		col.waitProgress(t, 100, time.Minute, what+": routing after the restart")
+		col.waitProgress(t, r, 100, time.Minute, what+": routing after the restart")
 		r.mustRun(what)
 	}
 
@@ -84,7 +84,7 @@ func TestFaultDatabaseRestart(t *testing.T) {
 		}
 		dumpThread(t, e.db, id) // the router connects again
 		r.mustRun(fmt.Sprintf("KILL of the dump connection %d", i))
-		col.waitProgress(t, 100, time.Minute, "routing after KILL of the dump connection")
+		col.waitProgress(t, r, 100, time.Minute, "routing after KILL of the dump connection")
 	}
 
 	l.stop()

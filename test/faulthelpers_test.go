@@ -83,6 +83,10 @@ type writer struct {
 	types  []string // event types (topics), picked at random per row
 	pad    string   // filler making payloads larger
 	seq    []int    // next sequence number per aggregate
+
+	// ballast, when set, is written to table ballast in every transaction:
+	// binlog volume the router reads but does not route.
+	ballast []byte
 }
 
 func newWriter(db *sql.DB, rng *rand.Rand, prefix string, aggregates, padBytes int, types ...string) *writer {
@@ -104,6 +108,11 @@ func (w *writer) tx(ctx context.Context, n int) error {
 	defer func() { _ = tx.Rollback() }()
 	if _, err := tx.ExecContext(ctx, "INSERT INTO orders (customer, total) VALUES ('load', 1)"); err != nil {
 		return err
+	}
+	if len(w.ballast) > 0 {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO ballast (data) VALUES (?)", w.ballast); err != nil {
+			return err
+		}
 	}
 	for done := 0; done < n; {
 		k := min(n-done, 1000)

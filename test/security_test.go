@@ -90,7 +90,7 @@ func TestMySQLTLSVerifyIdentity(t *testing.T) {
 			"--mysql-tls-cert", pki.clientCert, "--mysql-tls-key", pki.clientKey}, []string{"not signed by --mysql-tls-ca " + other.caFile, "unknown authority"}},
 		{"wrong name", []string{"--mysql-tls", "verify-identity", "--mysql-tls-ca", pki.caFile, "--mysql-tls-server-name", "db.example.com",
 			"--mysql-tls-cert", pki.clientCert, "--mysql-tls-key", pki.clientKey}, []string{"db.example.com"}},
-		{"no client certificate", []string{"--mysql-tls", "verify-identity", "--mysql-tls-ca", pki.caFile}, []string{"Access denied", "router"}},
+		{"no client certificate", []string{"--mysql-tls", "verify-identity", "--mysql-tls-ca", pki.caFile}, []string{"Access denied", "router", "--mysql-tls-cert"}},
 	}
 	for _, f := range fails {
 		t.Run(f.name+" fails", func(t *testing.T) {
@@ -99,6 +99,7 @@ func TestMySQLTLSVerifyIdentity(t *testing.T) {
 			assert.Equal(t, 1, r.wait(30*time.Second))
 			assert.Less(t, time.Since(start), 20*time.Second, "fails at once, no reconnect loop")
 			log := r.out.String()
+			t.Logf("router log:\n%s", log)
 			for _, w := range f.want {
 				assert.Contains(t, log, w)
 			}
@@ -177,6 +178,7 @@ func TestKafkaSASLWrongPassword(t *testing.T) {
 	assert.Regexp(t, regexp.MustCompile(`(?i)SASL authentication failed`), log)
 	assert.NotContains(t, log, `"wrong"`, "the password is never logged")
 	n := conns.Load()
+	t.Logf("router log:\n%s", log)
 	t.Logf("exit %d after %s, %d connections, %d log lines", code, took.Round(time.Millisecond), n, strings.Count(log, "\n"))
 	assert.LessOrEqual(t, n, int64(30), "bounded connection attempts")
 	assert.LessOrEqual(t, strings.Count(log, "\n"), 30, "no log storm")
@@ -246,6 +248,7 @@ func TestKafkaTLS(t *testing.T) {
 			assert.Equal(t, 1, r.wait(30*time.Second))
 			assert.Less(t, time.Since(start), 20*time.Second)
 			log := r.out.String()
+			t.Logf("router log:\n%s", log)
 			assert.Contains(t, log, "TLS to the Kafka brokers")
 			assert.Contains(t, log, f.want)
 			assert.LessOrEqual(t, conns.Load()-before, int64(10), "bounded connection attempts")

@@ -3,25 +3,91 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/config"
+	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/logging"
+	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
 func init() { commands["checkpoint"] = cmdCheckpoint }
 
+const checkpointUsage = `usage: binlog-router checkpoint show  --name N [flags]
+       binlog-router checkpoint set   --name N (--gtid SET | --from-debezium-offset JSON) [--force] [flags]
+       binlog-router checkpoint reset --name N [--force] [flags]
+
+show   prints the stored checkpoint as JSON.
+set    stores a checkpoint at SET: the router's next start publishes what
+       comes after it. SET is checked on the source (--mysql-addr): it must
+       parse in the server's flavour, not go beyond the server's executed
+       GTID set, and the server must still have the binlog after it.
+       --from-debezium-offset takes the "gtids" of a Debezium MySQL or
+       MariaDB connector offset value.
+reset  deletes the checkpoint (a tombstone): the router's next start
+       begins per its --start.
+
+set and reset refuse while a router of that name looks active: its --ha
+group has members, its transactional id has a transaction open, its
+checkpoint is younger than 2x --idle-checkpoint, or a replica with its
+--server-id is connected to the source. Stop it first. --force skips the
+check; a running exactly-once router is then fenced (its next commit
+fails and it stops), an at-least-once one would overwrite the checkpoint.
+Every flag of "run" is accepted, with its BINLOG_ROUTER_* variable: give
+the command the router's command line or environment, so that --name,
+--checkpoint-topic, --server-id and --idle-checkpoint are the router's.
+It uses those and the --mysql-* and --kafka-brokers flags.
+
+Flags:
+`
+
 func cmdCheckpoint(ctx context.Context, args []string) int {
-	if len(args) == 0 || args[0] != "show" {
-		fmt.Fprintln(os.Stderr, "usage: binlog-router checkpoint show --name N [--kafka-brokers ...] [--checkpoint-topic T]")
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, checkpointUsage)
 		return exitUsage
 	}
+	switch args[0] {
+	case "show":
+		return checkpointShow(ctx, args[1:])
+	case "set", "reset":
+		return checkpointWrite(ctx, args[0], args[1:])
+	case "-h", "--help", "help":
+		fmt.Print(checkpointUsage)
+		return exitOK
+	}
+	fmt.Fprintf(os.Stderr, "unknown checkpoint command %q\n\n%s", args[0], checkpointUsage)
+	return exitUsage
+}
+
+func checkpointFlags(cfg *config.Config, name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("checkpoint "+name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), checkpointUsage)
+		fs.PrintDefaults()
+	}
+	registerRunFlags(cfg, fs, nil)
+	return fs
+}
+
+func checkpointShow(ctx context.Context, args []string) int {
 	cfg := config.Default()
-	fs := flag.NewFlagSet("checkpoint show", flag.ContinueOnError)
-	cfg.RegisterConnection(fs)
-	if err := parse(fs, args[1:]); err != nil {
+	fs := checkpointFlags(&cfg, "show")
+	if err := parse(fs, args); err != nil {
+		return usageError(err)
+	}
+	if err := cfg.ValidateConnection(); err != nil {
 		return usageError(err)
 	}
 	cp, err := checkpoint.Load(ctx, cfg.CheckpointTopic, cfg.Name, cfg.KafkaOpts()...)
@@ -29,10 +95,207 @@ func cmdCheckpoint(ctx context.Context, args []string) int {
 		fmt.Fprintln(os.Stderr, "binlog-router:", err)
 		return exitFatal
 	}
+	return printCheckpoint(cp)
+}
+
+func printCheckpoint(cp *checkpoint.Checkpoint) int {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(cp); err != nil {
 		return exitFatal
 	}
 	return exitOK
+}
+
+// writeFlags are the flags of set and reset beyond the connection's.
+type writeFlags struct {
+	gtid     optionalString
+	debezium optionalString
+	force    bool
+}
+
+func checkpointWrite(ctx context.Context, verb string, args []string) int {
+	cfg := config.Default()
+	fs := checkpointFlags(&cfg, verb)
+	var wf writeFlags
+	if verb == "set" {
+		fs.Var(&wf.gtid, "gtid", "GTID set to store, in the source server's syntax")
+		fs.Var(&wf.debezium, "from-debezium-offset", "store the gtids of this Debezium connector offset (JSON)")
+	}
+	fs.BoolVar(&wf.force, "force", false, "skip the check that no router of this name is running")
+	if err := parse(fs, args); err != nil {
+		return usageError(err)
+	}
+	text, err := wf.target(verb)
+	if err != nil {
+		return usageError(err)
+	}
+	log, err := logging.Stderr(logging.Format(cfg.LogFormat), cfg.LogLevel)
+	if err != nil {
+		return usageError(err)
+	}
+	if err := cfg.ValidateConnection(); err != nil {
+		return usageError(err)
+	}
+	if err := writeCheckpoint(ctx, &cfg, verb, text, wf.force, log); err != nil {
+		fmt.Fprintf(os.Stderr, "binlog-router checkpoint %s: %v\n", verb, err)
+		return exitFatal
+	}
+	return exitOK
+}
+
+// target returns the GTID text to store ("" for reset).
+func (wf *writeFlags) target(verb string) (string, error) {
+	if verb == "reset" {
+		return "", nil
+	}
+	switch {
+	case wf.gtid.set && wf.debezium.set:
+		return "", errors.New("give --gtid or --from-debezium-offset, not both")
+	case wf.gtid.set:
+		return wf.gtid.v, nil
+	case wf.debezium.set:
+		o, err := checkpoint.ParseDebeziumOffset(wf.debezium.v)
+		return o.GTIDs, err
+	}
+	return "", errors.New("checkpoint set needs --gtid SET or --from-debezium-offset JSON")
+}
+
+func writeCheckpoint(ctx context.Context, cfg *config.Config, verb, text string, force bool, log zerolog.Logger) error {
+	adm, closeAdm, err := adminClient(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeAdm()
+	old, err := currentCheckpoint(ctx, cfg, adm)
+	if err != nil {
+		return err
+	}
+	reader, err := openSource(ctx, cfg, log)
+	if err != nil && (verb == "set" || !force) {
+		return fmt.Errorf("%w; checkpoint %s needs the source (--mysql-addr) to validate the GTID set and to see whether the router is connected to it", err, verb)
+	}
+	if reader != nil {
+		defer reader.Close()
+	}
+	rec := checkpoint.Tombstone(cfg.CheckpointTopic, cfg.Name)
+	var cp *checkpoint.Checkpoint
+	if verb == "set" {
+		if cp, err = newCheckpoint(ctx, cfg, reader, text); err != nil {
+			return err
+		}
+		if rec, err = cp.Record(cfg.CheckpointTopic); err != nil {
+			return err
+		}
+	}
+	if !force {
+		if err := refuseIfActive(ctx, cfg, adm, old, reader, log); err != nil {
+			return err
+		}
+	}
+	if err := checkpoint.EnsureTopic(ctx, adm, cfg.CheckpointTopic); err != nil {
+		return err
+	}
+	if err := checkpoint.Write(ctx, rec, relay.TransactionalID(cfg.Name), cfg.KafkaOpts()...); err != nil {
+		return err
+	}
+	was := "none"
+	if old != nil {
+		was = fmt.Sprintf("%q written %s", old.GTIDSet, old.Time.Format(time.RFC3339))
+	}
+	if cp == nil {
+		fmt.Fprintf(os.Stderr, "checkpoint %q deleted (was %s); the router starts per its --start\n", cfg.Name, was)
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "checkpoint %q set to %q (was %s); the router publishes what comes after it\n", cfg.Name, cp.GTIDSet, was)
+	printCheckpoint(cp)
+	return nil
+}
+
+// currentCheckpoint returns the stored checkpoint, nil when there is none
+// (or no checkpoint topic yet).
+func currentCheckpoint(ctx context.Context, cfg *config.Config, adm *kadm.Client) (*checkpoint.Checkpoint, error) {
+	topics, err := adm.ListTopics(ctx, cfg.CheckpointTopic)
+	if err != nil {
+		return nil, fmt.Errorf("looking up checkpoint topic %q: %w", cfg.CheckpointTopic, err)
+	}
+	if !topics.Has(cfg.CheckpointTopic) {
+		return nil, nil
+	}
+	cp, err := checkpoint.Load(ctx, cfg.CheckpointTopic, cfg.Name, cfg.KafkaOpts()...)
+	if errors.Is(err, checkpoint.ErrCheckpointMissing) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading the current checkpoint: %w", err)
+	}
+	return cp, nil
+}
+
+// openSource connects to the source with a throw-away replica id: the
+// stream probe must not disconnect a replica or router using the
+// configured one.
+func openSource(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*binlog.Reader, error) {
+	rc := cfg.ReaderConfig(log, nil)
+	rc.ServerID = randomServerID()
+	// No outbox rows are read; the reader wants a table to watch.
+	rc.Tables = []schema.TableName{{Database: "binlog_router", Table: "checkpoint_probe"}}
+	rc.Columns = schema.DefaultColumns()
+	rc.ReconnectTimeout = 10 * time.Second
+	return binlog.Open(ctx, rc)
+}
+
+func adminClient(cfg *config.Config) (*kadm.Client, func(), error) {
+	cl, err := kgo.NewClient(cfg.KafkaOpts()...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kafka client: %w", err)
+	}
+	return kadm.NewClient(cl), cl.Close, nil
+}
+
+// newCheckpoint validates text on the source and returns the checkpoint
+// to store.
+func newCheckpoint(ctx context.Context, cfg *config.Config, reader *binlog.Reader, text string) (*checkpoint.Checkpoint, error) {
+	s := reader.Server()
+	set, err := gtid.Parse(s.Flavor, text)
+	if err != nil {
+		return nil, fmt.Errorf("GTID set for a %s server: %w", s.Flavor, err)
+	}
+	if err := checkpoint.CheckServable(ctx, reader, set); err != nil {
+		return nil, fmt.Errorf("refusing to set checkpoint %q to %q: %w", cfg.Name, set, err)
+	}
+	return &checkpoint.Checkpoint{
+		Name:       cfg.Name,
+		GTIDSet:    set.String(),
+		Flavor:     string(s.Flavor),
+		ServerID:   s.ServerID,
+		ServerUUID: s.ServerUUID,
+		Time:       time.Now().UTC(),
+		Source:     cfg.MySQLAddr,
+		Version:    version + checkpoint.OperatorMark,
+	}, nil
+}
+
+// refuseIfActive returns an error naming every sign that a router called
+// cfg.Name is running (see checkpoint.ActiveSigns); any one refuses, as no
+// single sign is proof either way, and --force overrides.
+func refuseIfActive(ctx context.Context, cfg *config.Config, adm *kadm.Client, old *checkpoint.Checkpoint, reader *binlog.Reader, log zerolog.Logger) error {
+	owner := checkpoint.Owner{
+		Group:           relay.GroupID(cfg.Name),
+		TransactionalID: relay.TransactionalID(cfg.Name),
+		ServerID:        uint32(cfg.ServerID),
+		IdleCheckpoint:  cfg.IdleCheckpoint,
+	}
+	signs, warnings, err := checkpoint.ActiveSigns(ctx, adm, reader.DB(), owner, old)
+	if err != nil {
+		return fmt.Errorf("checking whether router %q is running: %w; use --force to skip the check", cfg.Name, err)
+	}
+	for _, w := range warnings {
+		log.Warn().Msg(w)
+	}
+	if len(signs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("router %q looks active: %s; stop every instance of it and try again, or pass --force (a running exactly-once router is fenced by the write and stops at its next commit; an at-least-once router would overwrite the checkpoint)",
+		cfg.Name, strings.Join(signs, "; "))
 }

@@ -8,24 +8,21 @@ import (
 	"os"
 
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/config"
 	"github.com/binlog-router/binlog-router/internal/logging"
+	"github.com/binlog-router/binlog-router/internal/metrics"
 	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
 func isPurged(err error) bool { return errors.Is(err, binlog.ErrBinlogPurged) }
 
-// parse fills cfg from args and the environment.
+// parse fills the flags from args, the environment and the config file.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	return config.ApplyEnv(fs)
+	return config.Load(fs, args)
 }
 
 func init() { commands["run"] = cmdRun }
@@ -45,6 +42,9 @@ func cmdRun(ctx context.Context, args []string) int {
 		log.Error().Err(err).Msg("invalid configuration")
 		return exitUsage
 	}
+	for _, w := range cfg.Warnings() {
+		log.Warn().Msg(w)
+	}
 	err = route(ctx, &cfg, log)
 	code := exitCode(err)
 	if code != exitOK {
@@ -56,13 +56,35 @@ func cmdRun(ctx context.Context, args []string) int {
 }
 
 func route(ctx context.Context, cfg *config.Config, log zerolog.Logger) error {
-	obs := &observer{log: log}
-	reader, err := binlog.Open(ctx, cfg.ReaderConfig(log, obs))
+	if err := cfg.CheckKafkaAuth(ctx); err != nil {
+		return err
+	}
+	m := metrics.New(nil, metrics.Version(version), metrics.IdleCheckpoint(cfg.IdleCheckpoint))
+	sctx, stop := context.WithCancel(ctx)
+	var g errgroup.Group
+	defer func() {
+		stop()
+		_ = g.Wait()
+	}()
+	if cfg.MetricsAddr != "" {
+		srv, err := metrics.Serve(sctx, cfg.MetricsAddr, m, nil)
+		if err != nil {
+			return err
+		}
+		log.Info().Str("metrics_addr", srv.Addr()).Msg("serving /metrics, /healthz, /readyz")
+		g.Go(srv.Wait)
+	}
+	g.Go(func() error { return metrics.NewProgress(m, log, metrics.ProgressConfig{}).Run(sctx) })
+
+	reader, err := binlog.Open(ctx, cfg.ReaderConfig(log, m.Tee(&observer{log: log})))
 	if err != nil {
 		return err
 	}
 	defer reader.Close()
-	r, err := relay.New(cfg.RelayConfig(log, version, nil), reader)
+	m.SetFlavor(string(reader.Server().Flavor))
+	rc := cfg.RelayConfig(log, version, m)
+	rc.Kafka = append(rc.Kafka, kgo.WithHooks(m.KafkaHooks()...))
+	r, err := relay.New(rc, reader)
 	if err != nil {
 		return err
 	}
@@ -90,3 +112,5 @@ func (o *observer) OutboxUpdate(table, gtid string, rows int) {
 func (o *observer) DDL(gtid, query string) {
 	o.log.Info().Str("gtid", gtid).Str("query", query).Msg("DDL may touch an outbox table; column layout will be re-read")
 }
+
+func (o *observer) Reconnect() {}

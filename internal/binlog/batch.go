@@ -2,21 +2,29 @@ package binlog
 
 import "github.com/binlog-router/binlog-router/internal/gtid"
 
-// Batch is the unit the Reader delivers: some outbox rows of one binlog
-// transaction, in binlog order. A transaction is delivered as one or more
-// batches sharing the same *Txn; the last one has End set. Transactions
-// without outbox rows are delivered as a single batch with no rows and End
-// set, so that the receiver's GTID set advances over every transaction.
+// Batch is what the Reader hands over: the outbox rows and completed
+// transactions that accumulated since the previous Batch, in binlog
+// order. Under load a Batch holds many transactions; when the receiver
+// keeps up, one.
 //
-// A heartbeat batch (Heartbeat set, Txn nil) says the source is connected
-// and has nothing newer: the receiver is caught up.
+// Rows carry their transaction (OutboxRow.Txn). Done lists the
+// transactions that ended within the batch, in order, including those
+// without outbox rows, so that the receiver's GTID set advances over every
+// transaction: after the rows are published, Txn.AddTo for each of Done
+// moves a GTID set past them. Open reports that the batch ends inside a
+// transaction whose remaining rows follow in later batches; a checkpoint
+// must not be taken until it is done.
 type Batch struct {
-	Txn       *Txn
 	Rows      []OutboxRow
-	End       bool     // the transaction is complete: after it, Txn.AddTo moves a GTID set past it
+	Done      []*Txn
+	Open      bool
 	Pos       Position // binlog file and end position of the last event in the batch (informational)
-	Heartbeat bool
+	Heartbeat bool     // the source was idle and caught up when the batch was taken
+	Bytes     int      // approximate memory held by Rows
 }
+
+// Empty reports whether the batch carries nothing.
+func (b *Batch) Empty() bool { return len(b.Rows) == 0 && len(b.Done) == 0 && !b.Heartbeat }
 
 // Position is a binlog file name and byte offset, for information only:
 // resuming is always by GTID.

@@ -29,10 +29,6 @@ type Config struct {
 	// network reader and the stream (go-mysql's EventCacheCount); with the
 	// batch limits below it bounds the reader's memory. Default 32.
 	EventCache int
-	// MaxBatchRows and MaxBatchBytes bound one Batch. Defaults 1024 rows
-	// and 1 MiB (a single larger row still makes a batch of one).
-	MaxBatchRows  int
-	MaxBatchBytes int
 
 	// Heartbeat is the period at which an idle server sends heartbeats.
 	// A connection silent for three periods is considered dead. Default 1s.
@@ -59,12 +55,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.EventCache <= 0 {
 		c.EventCache = 32
-	}
-	if c.MaxBatchRows <= 0 {
-		c.MaxBatchRows = 1024
-	}
-	if c.MaxBatchBytes <= 0 {
-		c.MaxBatchBytes = 1 << 20
 	}
 	if c.Heartbeat <= 0 {
 		c.Heartbeat = time.Second

@@ -23,7 +23,8 @@ type FileConfig struct {
 }
 
 // ReadFile decodes a binlog file with the same stream as live
-// replication and calls fn for each Batch, in order. Used to decode
+// replication and calls fn for each transaction, in order, with a Batch
+// holding its rows and itself as the one Done transaction. Used to decode
 // binlog files copied from a server (and to test MySQL decoding, for which
 // no server runs here). Checksums are not verified: files copied from a
 // running server carry the in-use flag that makes MySQL's header checksum
@@ -38,9 +39,7 @@ func ReadFile(ctx context.Context, path string, cfg FileConfig, fn func(Batch) e
 		tables:   newTableCache(outbox, cfg.Columns, cfg.Source),
 		onUpdate: cfg.OnUpdate,
 		observer: nopObserver{},
-		maxRows:  1024,
-		maxBytes: 1 << 20,
-		emit:     fn,
+		out:      &fileSink{fn: fn},
 		pos:      Position{File: filepath.Base(path)},
 	}
 	p := replication.NewBinlogParser()
@@ -62,3 +61,25 @@ func ReadFile(ctx context.Context, path string, cfg FileConfig, fn func(Batch) e
 	}
 	return nil
 }
+
+// fileSink makes one Batch per transaction.
+type fileSink struct {
+	fn  func(Batch) error
+	cur Batch
+}
+
+func (f *fileSink) addRow(_ context.Context, r OutboxRow, size int, pos Position) error {
+	f.cur.Rows = append(f.cur.Rows, r)
+	f.cur.Bytes += size
+	f.cur.Open, f.cur.Pos = true, pos
+	return nil
+}
+
+func (f *fileSink) done(_ context.Context, t *Txn, pos Position) error {
+	b := f.cur
+	b.Done, b.Open, b.Pos = []*Txn{t}, false, pos
+	f.cur = Batch{}
+	return f.fn(b)
+}
+
+func (f *fileSink) heartbeat(Position) {}

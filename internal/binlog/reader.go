@@ -57,7 +57,15 @@ func Open(ctx context.Context, cfg Config) (*Reader, error) {
 		db.Close()
 		var me *mysql.MySQLError
 		if errors.As(err, &me) && (me.Number == 1045 || me.Number == 1044) {
-			return nil, fmt.Errorf("connecting to %s as %q: %w: %s", cfg.Addr, cfg.User, ErrAccessDenied, me.Message)
+			hint := ""
+			switch {
+			case me.Number != 1045:
+			case cfg.TLS == nil:
+				hint = " (connected without TLS: if the server requires it, with require_secure_transport=ON or a user created with REQUIRE SSL or X509, set --mysql-tls verify-identity and --mysql-tls-ca)"
+			case len(cfg.TLS.Certificates) == 0:
+				hint = " (connected without a client certificate: if the user was created with REQUIRE X509, set --mysql-tls-cert and --mysql-tls-key)"
+			}
+			return nil, fmt.Errorf("connecting to %s as %q: %w: %s%s", cfg.Addr, cfg.User, ErrAccessDenied, me.Message, hint)
 		}
 		return nil, fmt.Errorf("connecting to %s: %w", cfg.Addr, err)
 	}
@@ -89,35 +97,24 @@ func (r *Reader) Refresh(ctx context.Context) (*Server, error) {
 }
 
 // Run streams the binlog from the position after the transactions in from
-// and sends one Batch at a time to out, blocking while out is full. It
-// returns only with an error: ctx's when cancelled, a *PurgedError,
-// ErrAccessDenied, a *RowError for an outbox row it cannot map, or the
-// last connection error after ReconnectTimeout.
+// into q, blocking while q is full, and closes q with its error when it
+// returns. It returns only with an error: ctx's when cancelled, a
+// *PurgedError, ErrAccessDenied, a *RowError for an outbox row it cannot
+// map, or the last connection error after ReconnectTimeout.
 //
 // Lost connections are retried with backoff from the last transaction
-// delivered completely; rows of a transaction that was delivered in part
-// are not delivered again. Every transaction is therefore delivered once
-// per Run, whatever happens to the connection.
-func (r *Reader) Run(ctx context.Context, from *gtid.Set, out chan<- Batch) error {
+// handed over completely; rows of a transaction that was handed over in
+// part are not handed over again. Every transaction is therefore
+// delivered once per Run, whatever happens to the connection.
+func (r *Reader) Run(ctx context.Context, from *gtid.Set, q *Queue) (err error) {
+	defer func() { q.close(err) }()
 	delivered := from.Clone()
 	s := &stream{
 		flavor:   r.server.Flavor,
 		tables:   newTableCache(r.outbox, r.cfg.Columns, r.columnSource),
 		onUpdate: r.cfg.OnUpdate,
 		observer: r.cfg.Observer,
-		maxRows:  r.cfg.MaxBatchRows,
-		maxBytes: r.cfg.MaxBatchBytes,
-	}
-	s.emit = func(b Batch) error {
-		select {
-		case out <- b:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if b.End {
-			b.Txn.AddTo(delivered)
-		}
-		return nil
+		out:      &trackingSink{q: q, delivered: delivered},
 	}
 	backoff := r.cfg.BackoffMin
 	var failingSince time.Time
@@ -143,6 +140,7 @@ func (r *Reader) Run(ctx context.Context, from *gtid.Set, out chan<- Batch) erro
 		if r.cfg.ReconnectTimeout > 0 && time.Since(failingSince) > r.cfg.ReconnectTimeout {
 			return fmt.Errorf("no binlog connection to %s for %s: %w", r.cfg.Addr, r.cfg.ReconnectTimeout, err)
 		}
+		r.cfg.Observer.Reconnect()
 		r.log.Warn().Err(err).Str("resume_gtid_set", delivered.String()).Dur("backoff", backoff).Msg("binlog connection lost; reconnecting")
 		select {
 		case <-time.After(backoff):
@@ -152,6 +150,27 @@ func (r *Reader) Run(ctx context.Context, from *gtid.Set, out chan<- Batch) erro
 		backoff = min(backoff*2, r.cfg.BackoffMax)
 	}
 }
+
+// trackingSink forwards to the queue and keeps the GTID set of the
+// transactions handed over, from which a reconnect resumes.
+type trackingSink struct {
+	q         *Queue
+	delivered *gtid.Set
+}
+
+func (t *trackingSink) addRow(ctx context.Context, r OutboxRow, size int, pos Position) error {
+	return t.q.addRow(ctx, r, size, pos)
+}
+
+func (t *trackingSink) done(ctx context.Context, txn *Txn, pos Position) error {
+	if err := t.q.done(ctx, txn, pos); err != nil {
+		return err
+	}
+	txn.AddTo(t.delivered)
+	return nil
+}
+
+func (t *trackingSink) heartbeat(pos Position) { t.q.heartbeat(pos) }
 
 // sessionError marks an error of the stream itself (not of the
 // connection): retrying would meet it again.

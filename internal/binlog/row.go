@@ -22,6 +22,8 @@ type OutboxRow struct {
 	Headers       []byte // JSON object text of the headers column; nil when NULL or absent
 
 	CreatedAt time.Time // created_at; zero when NULL or absent
+
+	Txn *Txn // the transaction the row belongs to
 }
 
 // Txn describes the binlog transaction that rows belong to. One Txn value is

@@ -29,12 +29,23 @@ type Observer interface {
 	OutboxUpdate(table, gtid string, rows int)
 	// DDL is called for a DDL statement that may touch an outbox table.
 	DDL(gtid, query string)
+	// Reconnect is called before each reconnect after a lost connection.
+	Reconnect()
 }
 
 type nopObserver struct{}
 
 func (nopObserver) OutboxUpdate(string, string, int) {}
 func (nopObserver) DDL(string, string)               {}
+func (nopObserver) Reconnect()                       {}
+
+// sink receives what the stream decodes. row and done may block (for
+// backpressure) and then return ctx's error.
+type sink interface {
+	addRow(ctx context.Context, r OutboxRow, size int, pos Position) error
+	done(ctx context.Context, t *Txn, pos Position) error
+	heartbeat(pos Position)
+}
 
 // stream turns binlog events into Batches. It is a state machine over one
 // ordered event sequence and is shared by live replication and file
@@ -44,17 +55,13 @@ type stream struct {
 	tables   *tableCache
 	onUpdate UpdatePolicy
 	observer Observer
-	maxRows  int
-	maxBytes int
-	emit     func(Batch) error
+	out      sink
 
 	pos Position
 
-	txn      *Txn
-	begun    bool // BEGIN seen (or implied): a later non-COMMIT query is part of the transaction
-	rows     []OutboxRow
-	rowBytes int
-	emitted  int // outbox rows of txn already emitted
+	txn     *Txn
+	begun   bool // BEGIN seen (or implied): a later non-COMMIT query is part of the transaction
+	emitted int  // outbox rows of txn already handed to out
 
 	// resume skips rows already delivered of a transaction that was
 	// interrupted by a lost connection and is read again.
@@ -77,9 +84,9 @@ func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error 
 	case *replication.MariadbGTIDEvent:
 		s.beginMariaDB(e, ev.Header.Timestamp)
 	case *replication.QueryEvent:
-		return s.query(e)
+		return s.query(ctx, e)
 	case *replication.XIDEvent:
-		return s.end()
+		return s.end(ctx)
 	case *replication.RowsEvent:
 		return s.rowsEvent(ctx, e)
 	case *replication.TransactionPayloadEvent:
@@ -90,14 +97,14 @@ func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error 
 		}
 	case *replication.HeartbeatEvent:
 		if s.txn == nil {
-			return s.emit(Batch{Heartbeat: true, Pos: s.pos})
+			s.out.heartbeat(s.pos)
 		}
 	}
 	return nil
 }
 
 func (s *stream) begin(t *Txn) {
-	s.txn, s.begun, s.emitted, s.rows, s.rowBytes = t, false, 0, nil, 0
+	s.txn, s.begun, s.emitted = t, false, 0
 	s.skip = 0
 	if t.GTID == s.resumeGTID {
 		s.skip = s.resumeRows
@@ -141,14 +148,14 @@ var (
 	queryCommit = []byte("COMMIT")
 )
 
-func (s *stream) query(e *replication.QueryEvent) error {
+func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 	q := bytes.TrimSpace(e.Query)
 	switch {
 	case bytes.EqualFold(q, queryBegin):
 		s.begun = true
 		return nil
 	case bytes.EqualFold(q, queryCommit):
-		return s.end()
+		return s.end(ctx)
 	}
 	// Anything else is DDL or a statement inside a transaction.
 	if s.tables.outbox.mentionedIn(q) {
@@ -160,7 +167,7 @@ func (s *stream) query(e *replication.QueryEvent) error {
 		s.observer.DDL(gtidText, string(q))
 	}
 	if !s.begun {
-		return s.end()
+		return s.end(ctx)
 	}
 	return nil
 }
@@ -196,37 +203,28 @@ func (s *stream) rowsEvent(ctx context.Context, e *replication.RowsEvent) error 
 			return &RowError{Table: t.name, GTID: s.txn.GTID,
 				Err: fmt.Errorf("%w: row has %d columns, the table's layout %d", ErrUnmappable, len(values), t.layout.NumColumns)}
 		}
-		s.rows = append(s.rows, OutboxRow{})
-		r := &s.rows[len(s.rows)-1]
-		rowFromValues(t, values, r)
-		s.rowBytes += len(r.Payload) + len(r.EventID) + len(r.AggregateID) + len(r.EventType) + len(r.Headers) + 64
-		if len(s.rows) >= s.maxRows || s.rowBytes >= s.maxBytes {
-			if err := s.flush(false); err != nil {
-				return err
-			}
+		var r OutboxRow
+		rowFromValues(t, values, &r)
+		r.Txn = s.txn
+		size := len(r.Payload) + len(r.EventID) + len(r.AggregateID) + len(r.EventType) + len(r.Headers) + 160
+		if err := s.out.addRow(ctx, r, size, s.pos); err != nil {
+			return err
 		}
+		s.emitted++
 	}
 	return nil
 }
 
-// flush emits the pending rows of the open transaction.
-func (s *stream) flush(end bool) error {
-	b := Batch{Txn: s.txn, Rows: s.rows, End: end, Pos: s.pos}
-	s.emitted += len(s.rows)
-	s.rows, s.rowBytes = nil, 0
-	return s.emit(b)
-}
-
-func (s *stream) end() error {
+func (s *stream) end(ctx context.Context) error {
 	if s.txn == nil {
 		// An event group whose GTID we did not see (we started inside
 		// it, or it is anonymous): nothing to deliver.
 		s.begun = false
 		return nil
 	}
-	err := s.flush(true)
+	t := s.txn
 	s.txn, s.begun = nil, false
-	return err
+	return s.out.done(ctx, t, s.pos)
 }
 
 // interrupted records how far the open transaction was delivered before
@@ -236,6 +234,6 @@ func (s *stream) interrupted() {
 	if s.txn != nil && s.txn.GTID != "" {
 		s.resumeGTID, s.resumeRows = s.txn.GTID, s.emitted+s.skip
 	}
-	s.txn, s.begun, s.rows, s.rowBytes, s.emitted, s.skip = nil, false, nil, 0, 0, 0
+	s.txn, s.begun, s.emitted, s.skip = nil, false, 0, 0
 	s.tables.reset()
 }

@@ -57,8 +57,9 @@ type fileEntry struct {
 // the environment) from the config file at path: YAML if it ends in .yaml
 // or .yml, TOML if .toml. Keys are flag names; a list is allowed for list
 // flags (--outbox-table, --kafka-brokers); durations are strings ("100ms").
-// Keys that are flags of `binlog-router run` but not of fs are ignored, so
-// one file serves every command; any other key is an error.
+// Keys that are flags of `binlog-router run` but not of fs are checked but
+// not applied, so one file serves every command; any other key is an
+// error.
 func ApplyFile(fs *flag.FlagSet, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -78,7 +79,11 @@ func ApplyFile(fs *flag.FlagSet, path string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	known := knownKeys(fs)
+	run := runFlags()
+	known := map[string]bool{}
+	for _, s := range []*flag.FlagSet{fs, run} {
+		s.VisitAll(func(f *flag.Flag) { known[f.Name] = true })
+	}
 	seen := map[string]bool{}
 	var errs []error
 	for _, e := range entries {
@@ -105,9 +110,17 @@ func ApplyFile(fs *flag.FlagSet, path string) error {
 			continue
 		}
 		seen[e.key] = true
-		f := fs.Lookup(e.key)
-		if f == nil || set[e.key] {
-			continue // not a flag of this command, or set with more precedence
+		// Apply the value to fs; if fs lacks the flag (a key of `run`
+		// only) or has it set with more precedence, still check the value
+		// on the throwaway run flags, so a file is equally valid for every
+		// command and whatever overrides it.
+		target := fs
+		if fs.Lookup(e.key) == nil || set[e.key] {
+			target = run
+		}
+		f := target.Lookup(e.key)
+		if f == nil {
+			continue // a flag of fs only, set with more precedence
 		}
 		_, isList := f.Value.(*listFlag)
 		if e.list && !isList {
@@ -118,7 +131,7 @@ func ApplyFile(fs *flag.FlagSet, path string) error {
 			e.values = []string{""} // an empty list empties the default
 		}
 		for _, v := range e.values {
-			if err := fs.Set(e.key, v); err != nil {
+			if err := target.Set(e.key, v); err != nil {
 				bad("invalid value %q: %v", v, err)
 				break
 			}
@@ -127,16 +140,12 @@ func ApplyFile(fs *flag.FlagSet, path string) error {
 	return errors.Join(errs...)
 }
 
-// knownKeys are the flag names of fs and of `binlog-router run`.
-func knownKeys(fs *flag.FlagSet) map[string]bool {
-	known := map[string]bool{}
+// runFlags are the flags of `binlog-router run`, on a throwaway Config.
+func runFlags() *flag.FlagSet {
 	run := flag.NewFlagSet("run", flag.ContinueOnError)
 	d := Default()
 	d.RegisterRun(run)
-	for _, s := range []*flag.FlagSet{fs, run} {
-		s.VisitAll(func(f *flag.Flag) { known[f.Name] = true })
-	}
-	return known
+	return run
 }
 
 func parseYAML(data []byte) ([]fileEntry, error) {

@@ -6,8 +6,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -90,7 +92,7 @@ var _ kgo.HookBrokerE2E = (*saslReadHook)(nil)
 const saslAuthenticateKey = 36 // SaslAuthenticate request key
 
 func (h *saslReadHook) OnBrokerE2E(_ kgo.BrokerMetadata, key int16, e2e kgo.BrokerE2E) {
-	if key == saslAuthenticateKey && e2e.ReadErr != nil {
+	if key == saslAuthenticateKey && (errors.Is(e2e.ReadErr, io.EOF) || errors.Is(e2e.ReadErr, syscall.ECONNRESET)) {
 		h.mu.Lock()
 		h.err = e2e.ReadErr
 		h.mu.Unlock()

@@ -109,7 +109,8 @@ func (c *Config) ValidateConnection() error {
 }
 
 // resolved returns what ValidateConnection resolved, resolving now if it
-// was not called.
+// was not called (which is not safe for concurrent use: call Validate
+// first).
 func (c *Config) resolved() *security {
 	if c.sec == nil {
 		_ = c.ValidateConnection()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -170,9 +171,10 @@ func TestReadyWindowFromIdleCheckpoint(t *testing.T) {
 func TestReadyFunc(t *testing.T) {
 	clk := newFakeClock()
 	m := New(nil, Clock(clk.now))
-	standby := true
+	var standby atomic.Bool
+	standby.Store(true)
 	base := serve(t, m, func() error {
-		if standby {
+		if standby.Load() {
 			return errors.New("standby:\nanother router is active")
 		}
 		return nil
@@ -182,7 +184,7 @@ func TestReadyFunc(t *testing.T) {
 	if code != 503 || body != "not ready: standby: another router is active\ncheckpoint: (none yet)\n" {
 		t.Fatalf("standby: /readyz = %d %q", code, body)
 	}
-	standby = false
+	standby.Store(false)
 	if code, body := get(t, base+"/readyz"); code != 200 {
 		t.Fatalf("active: /readyz = %d %q", code, body)
 	}

@@ -47,7 +47,6 @@ func Serve(ctx context.Context, addr string, m *Metrics, ready ReadyFunc) (*Serv
 	srv := &http.Server{
 		Handler:           Handler(m, ready),
 		ReadHeaderTimeout: 5 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	s := &Server{addr: ln.Addr().String(), done: make(chan struct{})}
 	serveErr := make(chan error, 1)

@@ -13,7 +13,12 @@ import (
 // commit makes everything handed to Kafka since the last commit durable
 // together with the checkpoint that covers it. It must be called at a
 // binlog transaction boundary.
-func (r *Relay) commit(ctx context.Context) error {
+func (r *Relay) commit(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			r.cfg.Metrics.Failed("commit")
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.KafkaTimeout)
 	defer cancel()
 	rec, err := r.checkpoint().Record(r.cfg.CheckpointTopic)

@@ -65,8 +65,10 @@ type Config struct {
 	// (franz-go's ProducerBatchMaxBytes); it must not exceed the brokers'
 	// message.max.bytes. A record larger than this fails. Default 1 MiB.
 	MaxMessageBytes int
-	// QueueBatches is the depth of the reader-to-relay channel. Default 8.
-	QueueBatches int
+	// QueueRows and QueueBytes bound what the reader may decode ahead of
+	// the relay (binlog.Queue). Defaults 4096 rows and 4 MiB.
+	QueueRows  int
+	QueueBytes int
 	// AutoCreateTopics lets the client ask the brokers to create missing
 	// topics (the brokers must allow it). Default true.
 	AutoCreateTopics *bool
@@ -125,8 +127,11 @@ func (c *Config) setDefaults() {
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = 1 << 20
 	}
-	if c.QueueBatches <= 0 {
-		c.QueueBatches = 8
+	if c.QueueRows <= 0 {
+		c.QueueRows = 4096
+	}
+	if c.QueueBytes <= 0 {
+		c.QueueBytes = 4 << 20
 	}
 	if c.AutoCreateTopics == nil {
 		t := true

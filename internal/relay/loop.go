@@ -18,7 +18,7 @@ var errReaderStopped = errors.New("binlog reader stopped")
 
 // loop moves batches from the reader into Kafka until ctx is cancelled
 // (then it drains to a transaction boundary and commits) or an error.
-func (r *Relay) loop(ctx context.Context, batches <-chan binlog.Batch) error {
+func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 	// Producing must outlive the cancellation of ctx to finish the open
 	// transaction; work is cancelled only when the shutdown deadline passes.
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
@@ -31,62 +31,56 @@ func (r *Relay) loop(ctx context.Context, batches <-chan binlog.Batch) error {
 	done := ctx.Done()
 	stopping := false
 	for {
-		var (
-			b  binlog.Batch
-			ok bool
-		)
-		select {
-		case b, ok = <-batches:
-		default:
-			// The reader has nothing ready: commit now rather than wait.
-			if err := r.commitIf(work, r.dueIdle()); err != nil {
+		b, closed := q.Take()
+		if !b.Empty() {
+			if err := r.handle(work, b); err != nil {
+				return r.fail(err)
+			}
+			if err := r.commitIf(work, r.dueCount()); err != nil {
 				return r.fail(err)
 			}
 			if stopping && !r.partial {
 				return r.commitIf(work, r.pendingTxns > 0 || r.records > 0)
 			}
-			select {
-			case b, ok = <-batches:
-			case <-tick.C:
-				r.cfg.Metrics.Buffered(r.cl.BufferedProduceRecords())
-				if err := r.commitIf(work, r.dueTime()); err != nil {
-					return r.fail(err)
-				}
-				continue
-			case <-done:
-				stopping, done = true, nil
-				r.log.Info().Msg("stopping: finishing the current transaction")
-				continue
-			case <-work.Done():
-				r.abort()
-				return ctx.Err()
-			}
+			continue
 		}
-		if !ok {
+		if closed {
 			r.abort()
 			return errReaderStopped
 		}
-		if err := r.handle(work, b); err != nil {
-			return r.fail(err)
-		}
-		if err := r.commitIf(work, r.dueCount()); err != nil {
+		// The reader has nothing ready: commit now rather than wait.
+		if err := r.commitIf(work, r.dueIdle()); err != nil {
 			return r.fail(err)
 		}
 		if stopping && !r.partial {
 			return r.commitIf(work, r.pendingTxns > 0 || r.records > 0)
 		}
+		select {
+		case <-q.Ready():
+		case <-tick.C:
+			r.cfg.Metrics.Buffered(r.cl.BufferedProduceRecords())
+			if err := r.commitIf(work, r.dueTime()); err != nil {
+				return r.fail(err)
+			}
+		case <-done:
+			stopping, done = true, nil
+			r.log.Info().Msg("stopping: finishing the current transaction")
+		case <-work.Done():
+			r.abort()
+			return ctx.Err()
+		}
 	}
 }
 
-// handle produces the rows of one batch.
+// handle produces the rows of one batch and moves the pending GTID set
+// over the transactions it completes.
 func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
 	if b.Heartbeat {
 		r.cfg.Metrics.CaughtUp()
-		return nil
 	}
-	r.partial = !b.End
 	for i := range b.Rows {
-		rec, err := r.record(&b.Rows[i], b.Txn)
+		row := &b.Rows[i]
+		rec, err := r.record(row, row.Txn)
 		if err != nil {
 			return err
 		}
@@ -95,12 +89,16 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
 		}
 		r.cfg.Metrics.Routed(rec.Topic, len(rec.Value))
 	}
-	if b.End {
-		b.Txn.AddTo(r.pending)
-		r.pendingTxns++
-		r.pendingPos, r.pendingTime = b.Pos, b.Txn.Time
-		r.cfg.Metrics.Transactions(1)
+	for _, t := range b.Done {
+		t.AddTo(r.pending)
+		r.pendingTime = t.Time
 	}
+	if len(b.Done) > 0 {
+		r.pendingTxns += len(b.Done)
+		r.pendingPos = b.Pos
+		r.cfg.Metrics.Transactions(len(b.Done))
+	}
+	r.partial = b.Open
 	return nil
 }
 

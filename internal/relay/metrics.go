@@ -18,6 +18,9 @@ type Metrics interface {
 	RowError(kind string)
 	// DeadLetter counts a row diverted to the dead-letter topic, by kind.
 	DeadLetter(kind string)
+	// Failed counts an error by kind; the relay reports "commit" when a
+	// commit point fails.
+	Failed(kind string)
 	// Buffered reports franz-go's buffered record count.
 	Buffered(records int64)
 }
@@ -30,4 +33,5 @@ func (nopMetrics) Transactions(int)                 {}
 func (nopMetrics) CaughtUp()                        {}
 func (nopMetrics) RowError(string)                  {}
 func (nopMetrics) DeadLetter(string)                {}
+func (nopMetrics) Failed(string)                    {}
 func (nopMetrics) Buffered(int64)                   {}

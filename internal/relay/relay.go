@@ -95,7 +95,6 @@ func (r *Relay) clientOpts() []kgo.Opt {
 		kgo.MaxBufferedRecords(r.cfg.MaxBufferedRecords),
 		kgo.MaxBufferedBytes(r.cfg.MaxBufferedBytes),
 		kgo.ProducerBatchMaxBytes(int32(r.cfg.MaxMessageBytes)),
-		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.ProducerLinger(0),
 		kgo.RecordDeliveryTimeout(r.cfg.KafkaTimeout),
 	)
@@ -190,17 +189,11 @@ func (r *Relay) runActive(ctx context.Context) error {
 
 	readCtx, stopReading := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopReading()
-	batches := make(chan binlog.Batch, r.cfg.QueueBatches)
+	q := binlog.NewQueue(r.cfg.QueueRows, r.cfg.QueueBytes)
 	readErr := make(chan error, 1)
-	go func() {
-		readErr <- r.reader.Run(readCtx, start, batches)
-		close(batches)
-	}()
-	err = r.loop(ctx, batches)
+	go func() { readErr <- r.reader.Run(readCtx, start, q) }()
+	err = r.loop(ctx, q)
 	stopReading()
-	// Drain so the reader can observe cancellation and return.
-	for range batches {
-	}
 	rerr := <-readErr
 	if errors.Is(err, errReaderStopped) {
 		err = rerr

@@ -24,60 +24,87 @@ func bench(ctx context.Context, o *options, log zerolog.Logger) (*results, error
 	return res, err
 }
 
+// runStages runs the selected stages. A stage that fails is recorded in
+// res.Errors and the next stage still runs; only a failed backlog load
+// stops the stages that need it.
 func runStages(ctx context.Context, e *env, o *options, res *results) error {
+	failed := func(stage string, err error) {
+		e.log.Error().Err(err).Str("stage", stage).Msg("stage failed")
+		res.Errors = append(res.Errors, stage+": "+err.Error())
+	}
 	spec := backlogSpec{
 		Rows: o.Events, RowsPerTxn: o.RowsPerTxn, OtherPct: o.OtherTxnPct, Loaders: o.Loaders,
 		TxnsPerExec: o.TxnsPerExec, PayloadBytes: o.PayloadBytes, Jitter: 0.1, Aggregates: o.Aggregates, Seed: o.Seed,
 	}
 	var bl backlog
+	haveBacklog := false
 	if o.Stages.needsBacklog() || o.ProfileDir != "" {
 		e.log.Info().Int("rows", spec.Rows).Int("rows_per_txn", spec.RowsPerTxn).Float64("other_txn_pct", spec.OtherPct).
 			Int("loaders", spec.Loaders).Msg("loading the backlog")
 		var err error
 		if bl, err = loadBacklog(ctx, e.db, spec); err != nil {
-			return fmt.Errorf("loading the backlog: %w", err)
-		}
-		res.Backlog = newBacklogReport(bl)
-		e.log.Info().Float64("seconds", bl.Elapsed.Seconds()).Int("other_txns", bl.OtherTxns).
-			Str("start", bl.Start.String()).Str("end", bl.End.String()).Msg("backlog loaded")
-	}
-	if o.Stages.has(stageRaw) {
-		if err := runRaw(ctx, e, o, spec, bl, res); err != nil {
-			return err
+			failed("backlog", err)
+		} else {
+			haveBacklog = true
+			res.Backlog = newBacklogReport(bl)
+			e.log.Info().Float64("seconds", bl.Elapsed.Seconds()).Int("other_txns", bl.OtherTxns).
+				Str("start", bl.Start.String()).Str("end", bl.End.String()).Msg("backlog loaded")
 		}
 	}
-	if o.Stages.has(stageCatchup) {
+	// Raw limits and router catch-ups alternate, run after run, so that
+	// each repetition meets the machine in about the same state.
+	for run := 1; run <= o.Runs && haveBacklog; run++ {
+		if o.Stages.has(stageRaw) && ctx.Err() == nil {
+			if err := runRaw(ctx, e, o, spec, bl, res); err != nil {
+				failed(stageRaw, err)
+			}
+		}
+		if !o.Stages.has(stageCatchup) {
+			continue
+		}
 		for _, delivery := range []string{"exactly-once", "at-least-once"} {
+			if ctx.Err() != nil {
+				break
+			}
 			r := routerRun{Name: e.unique("catchup"), Prefix: e.unique("bench-catchup"), Delivery: delivery, Start: bl.Start}
 			c, err := runCatchup(ctx, e, o, "router "+delivery, r, bl)
 			if err != nil {
-				return err
+				failed(stageCatchup, err)
+				continue
 			}
 			if delivery == "exactly-once" {
-				res.ExactlyOnce = &c
+				res.ExactlyOnceRuns = append(res.ExactlyOnceRuns, c)
 			} else {
-				res.AtLeastOnce = &c
+				res.AtLeastOnceRuns = append(res.AtLeastOnceRuns, c)
 			}
 		}
 	}
-	if o.ProfileDir != "" {
+	res.pickBest()
+	if o.ProfileDir != "" && haveBacklog && ctx.Err() == nil {
 		if err := profileRouter(ctx, e, o, bl); err != nil {
-			return err
+			failed("profile", err)
 		}
 	}
-	if o.Stages.has(stageLive) {
+	if o.Stages.has(stageLive) && ctx.Err() == nil {
 		live, err := runLive(ctx, e, o)
 		if err != nil {
-			return err
+			failed(stageLive, err)
+		} else {
+			res.Live = &live
 		}
-		res.Live = &live
 	}
-	if o.Stages.has(stageStress) {
+	if o.Stages.has(stageStress) && ctx.Err() == nil {
 		s, err := runStress(ctx, e, o)
 		res.Stress = s
 		if err != nil {
-			return err
+			failed(stageStress, err)
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted: %w", err)
+	}
+	if len(res.Errors) > 0 {
+		return fmt.Errorf("%d stage(s) failed", len(res.Errors))
 	}
 	return nil
 }
@@ -90,18 +117,18 @@ func runRaw(ctx context.Context, e *env, o *options, spec backlogSpec, bl backlo
 	if err != nil {
 		return err
 	}
-	e.settle(ctx, time.Minute)
+	e.settle(ctx, o.Settle)
 	meter := newCPUMeter(e.serverPids())
 	d, err := rawDecode(ctx, e.maria.Addr(), uint32(e.serverID()), bl)
-	d.OtherCPU = meter.used()
+	d.CPU = meter.used(0)
 	if perr := stop(); err == nil {
 		err = perr
 	}
 	if err != nil {
 		return err
 	}
-	res.RawDecode = &d
-	e.log.Info().Float64("rows_per_s", d.RowsPerSec).Interface("server_cpu_s", d.OtherCPU).Msg("raw decode done")
+	res.RawDecodeRuns = append(res.RawDecodeRuns, d)
+	e.log.Info().Float64("rows_per_s", d.RowsPerSec).Float64("others_cores", d.CPU.ForeignC).Msg("raw decode done")
 
 	for _, transactional := range []bool{false, true} {
 		prefix, txnID, name := e.unique("bench-raw-idem"), "", "raw-produce-idempotent"
@@ -119,7 +146,10 @@ func runRaw(ctx context.Context, e *env, o *options, spec backlogSpec, bl backlo
 		if err != nil {
 			return err
 		}
+		e.settle(ctx, o.Settle)
+		meter := newCPUMeter(e.serverPids())
 		p, err := rawProduce(ctx, e.kafka.Brokers, recs, bytes, txnID, o.CommitEvery)
+		p.CPU = meter.used(0)
 		if perr := stop(); err == nil {
 			err = perr
 		}
@@ -129,11 +159,11 @@ func runRaw(ctx context.Context, e *env, o *options, spec backlogSpec, bl backlo
 		if err != nil {
 			return err
 		}
-		e.log.Info().Str("mode", p.Mode).Float64("records_per_s", p.RecordsPerSec).Msg("raw produce done")
+		e.log.Info().Str("mode", p.Mode).Float64("records_per_s", p.RecordsPerSec).Float64("others_cores", p.CPU.ForeignC).Msg("raw produce done")
 		if transactional {
-			res.RawTransactional = &p
+			res.RawTransactionalRuns = append(res.RawTransactionalRuns, p)
 		} else {
-			res.RawIdempotent = &p
+			res.RawIdempotentRuns = append(res.RawIdempotentRuns, p)
 		}
 	}
 	runtime.GC()

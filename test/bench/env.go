@@ -34,12 +34,14 @@ type env struct {
 	mariaPid  int
 	log       zerolog.Logger
 	nextID    int // for unique router names, prefixes and server ids
+
+	extraRouterArgs []string // options.RouterArgs, added to every router run
 }
 
 // setup builds the binaries and starts the servers. On error everything
 // started so far is stopped.
 func setup(ctx context.Context, o *options, log zerolog.Logger) (e *env, err error) {
-	e = &env{log: log}
+	e = &env{log: log, extraRouterArgs: o.RouterArgs}
 	defer func() {
 		if err != nil {
 			e.Close()

@@ -10,20 +10,19 @@ import (
 
 // liveResult is one rate of the live stage.
 type liveResult struct {
-	TargetRate   int                `json:"target_rate"`
-	WindowSecs   float64            `json:"window_seconds"`
-	Scheduled    int                `json:"scheduled"`
-	Committed    int                `json:"committed"`
-	Failed       int                `json:"failed"`
-	Missed       int                `json:"missed"` // due in the window, not started in it
-	AchievedRate float64            `json:"achieved_rate"`
-	Received     int                `json:"received"`
-	Lost         int                `json:"not_received"` // committed, not received within the grace time
-	Latency      distribution       `json:"latency"`      // consumer receive - COMMIT return
-	InsertTime   distribution       `json:"insert_time"`  // the INSERT's own round trip
-	StartLag     distribution       `json:"start_lag"`    // insert start - due time
-	OtherCPU     map[string]float64 `json:"other_cpu_seconds"`
-	RouterCPU    float64            `json:"router_cpu_seconds"`
+	TargetRate   int          `json:"target_rate"`
+	WindowSecs   float64      `json:"window_seconds"`
+	Scheduled    int          `json:"scheduled"`
+	Committed    int          `json:"committed"`
+	Failed       int          `json:"failed"`
+	Missed       int          `json:"missed"` // due in the window, not started in it
+	AchievedRate float64      `json:"achieved_rate"`
+	Received     int          `json:"received"`
+	Lost         int          `json:"not_received"` // committed, not received within the grace time
+	Latency      distribution `json:"latency"`      // consumer receive - COMMIT return
+	InsertTime   distribution `json:"insert_time"`  // the INSERT's own round trip
+	StartLag     distribution `json:"start_lag"`    // insert start - due time
+	CPU          cpuUse       `json:"cpu_during_window"`
 }
 
 // liveStage is the router's part of the live stage.
@@ -90,6 +89,7 @@ func runLive(ctx context.Context, e *env, o *options) (liveStage, error) {
 	expected := 1
 	for _, rate := range o.LiveRates {
 		e.log.Info().Int("rate", rate).Dur("window", o.LiveDuration).Msg("live: open-loop inserts")
+		e.settle(ctx, o.Settle)
 		before, _ := procCPU(p.Pid())
 		meter := newCPUMeter(e.serverPids())
 		lr := openLoop(ctx, db, rate, o.LiveDuration, o.LiveConns, gen)
@@ -103,10 +103,8 @@ func runLive(ctx context.Context, e *env, o *options) (liveStage, error) {
 		}
 		expected += res.Committed
 		cons.waitCount(ctx, expected, liveGrace)
-		res.OtherCPU = meter.used()
-		if after, err := procCPU(p.Pid()); err == nil {
-			res.RouterCPU = (after - before).Seconds()
-		}
+		after, _ := procCPU(p.Pid())
+		res.CPU = meter.used(after - before)
 		res.AchievedRate = float64(res.Committed) / lr.Window.Seconds()
 		var lat, ins, lag []time.Duration
 		for _, s := range lr.Samples {

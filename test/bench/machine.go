@@ -11,26 +11,28 @@ import (
 
 // machine describes where the figures were measured.
 type machine struct {
-	CPUs        int     `json:"cpus"`
-	CPUModel    string  `json:"cpu_model"`
-	MemoryGiB   float64 `json:"memory_gib"`
-	MariaDB     string  `json:"mariadb_version"`
-	Go          string  `json:"go_version"`
-	Kfake       string  `json:"kfake_version"`
-	FranzGo     string  `json:"franz_go_version"`
-	GoMySQL     string  `json:"go_mysql_version"`
-	RouterFlags string  `json:"router_env,omitempty"`
+	CPUs       int     `json:"cpus"`
+	CPUModel   string  `json:"cpu_model"`
+	MemoryGiB  float64 `json:"memory_gib"`
+	MariaDB    string  `json:"mariadb_version"`
+	Go         string  `json:"go_version"`
+	Kfake      string  `json:"kfake_version"`
+	FranzGo    string  `json:"franz_go_version"`
+	GoMySQL    string  `json:"go_mysql_version"`
+	RouterEnv  string  `json:"router_env,omitempty"`
+	RouterArgs string  `json:"router_args,omitempty"`
 }
 
 func describeMachine(ctx context.Context, e *env, o *options) machine {
 	m := machine{
-		CPUs:        runtime.NumCPU(),
-		CPUModel:    procField("/proc/cpuinfo", "model name"),
-		Go:          runtime.Version(),
-		Kfake:       goModuleVersion(ctx, e.root, "github.com/twmb/franz-go/pkg/kfake"),
-		FranzGo:     goModuleVersion(ctx, e.root, "github.com/twmb/franz-go"),
-		GoMySQL:     goModuleVersion(ctx, e.root, "github.com/go-mysql-org/go-mysql"),
-		RouterFlags: strings.Join(o.RouterEnv, ","),
+		CPUs:       runtime.NumCPU(),
+		CPUModel:   procField("/proc/cpuinfo", "model name"),
+		Go:         runtime.Version(),
+		Kfake:      goModuleVersion(ctx, e.root, "github.com/twmb/franz-go/pkg/kfake"),
+		FranzGo:    goModuleVersion(ctx, e.root, "github.com/twmb/franz-go"),
+		GoMySQL:    goModuleVersion(ctx, e.root, "github.com/go-mysql-org/go-mysql"),
+		RouterEnv:  strings.Join(o.RouterEnv, ","),
+		RouterArgs: strings.Join(o.RouterArgs, ","),
 	}
 	if kb, err := strconv.ParseFloat(strings.Fields(procField("/proc/meminfo", "MemTotal") + " 0")[0], 64); err == nil {
 		m.MemoryGiB = kb / (1 << 20)

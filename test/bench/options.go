@@ -30,9 +30,12 @@ type options struct {
 	Seed         uint64        // workload random seed
 	Stages       stageSet      // which stages run
 	Timeout      time.Duration // bound on any single wait (catch-up, verification)
+	Settle       time.Duration // longest wait for a quiet machine before each measurement
 	OutDir       string        // where results/<timestamp>.json and latest.json go
 	ProfileDir   string        // when set, CPU profiles of raw decode, raw produce and an in-process router
 	RouterEnv    []string      // extra environment of the router process (e.g. GOGC=200)
+	RouterArgs   []string      // extra flags of every router run (e.g. --kafka-timeout=24h)
+	Runs         int           // repetitions of the raw limits and the catch-ups (best is reported)
 	Quick        bool
 }
 
@@ -56,7 +59,9 @@ func defaultOptions() options {
 		Seed:         1,
 		Stages:       allStages(),
 		Timeout:      10 * time.Minute,
+		Settle:       30 * time.Second,
 		OutDir:       "bench-results",
+		Runs:         1,
 	}
 }
 
@@ -80,9 +85,12 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "workload random seed")
 	fs.Var(&o.Stages, "stages", "stages to run, comma separated: "+strings.Join(stageNames, ","))
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "bound on any single catch-up or verification")
+	fs.DurationVar(&o.Settle, "settle", o.Settle, "longest wait for a quiet machine before each measurement")
 	fs.StringVar(&o.OutDir, "out", o.OutDir, "directory for <timestamp>.json and latest.json")
 	fs.StringVar(&o.ProfileDir, "profile", o.ProfileDir, "write CPU profiles (raw decode, raw produce, in-process router) to this directory")
 	fs.Var((*stringList)(&o.RouterEnv), "router-env", "extra KEY=VALUE environment of the router process, comma separated")
+	fs.IntVar(&o.Runs, "runs", o.Runs, "repetitions of the raw limits and the catch-ups; the fastest run is reported, the median beside it")
+	fs.Var((*stringList)(&o.RouterArgs), "router-args", "extra flags of every router run, comma separated (e.g. --kafka-timeout=24h)")
 	fs.BoolVar(&o.Quick, "quick", o.Quick, "shrink every size about 10x (sizes set explicitly are kept)")
 }
 
@@ -123,6 +131,7 @@ func (o *options) validate() error {
 	positive("big-payload-bytes", o.BigPayload)
 	positive("big-txn-rows", o.BigTxnRows)
 	positive("partitions", o.Partitions)
+	positive("runs", o.Runs)
 	if o.OtherTxnPct < 0 || o.OtherTxnPct >= 100 {
 		errs = append(errs, fmt.Errorf("-other-txn-pct must be in [0, 100), got %g", o.OtherTxnPct))
 	}

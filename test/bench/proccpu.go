@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times (100 on Linux).
+// clockTicks is USER_HZ, the unit of /proc times (100 on Linux).
 const clockTicks = 100
 
 // procCPU returns the user+system CPU time a process has used so far.
@@ -33,33 +33,91 @@ func procCPU(pid int) (time.Duration, error) {
 	if err1 != nil || err2 != nil {
 		return 0, fmt.Errorf("parsing /proc/%d/stat times", pid)
 	}
-	return time.Duration(ut+st) * time.Second / clockTicks, nil
+	return ticks(ut + st), nil
 }
 
-// cpuMeter measures the CPU the broker and the database server use
-// between start and stop, to show where a run's cores went.
+// systemBusy returns the CPU time all processes of the machine have used
+// (user, nice, system, irq, softirq, steal), from /proc/stat.
+func systemBusy() (time.Duration, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, fmt.Errorf("reading /proc/stat: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, fmt.Errorf("parsing /proc/stat")
+	}
+	var busy uint64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system irq softirq steal
+		v, err := strconv.ParseUint(f[i], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parsing /proc/stat: %w", err)
+		}
+		busy += v
+	}
+	return ticks(busy), nil
+}
+
+func ticks(n uint64) time.Duration { return time.Duration(n) * time.Second / clockTicks }
+
+// cpuMeter measures, between its creation and used(), the CPU of the
+// broker, the database server, the benchmark process itself, and the
+// whole machine, to show where a run's cores went and how much other
+// processes (not part of the benchmark) took.
 type cpuMeter struct {
-	pids   map[string]int
-	before map[string]time.Duration
+	pids    map[string]int
+	before  map[string]time.Duration
+	sys     time.Duration
+	started time.Time
 }
 
 func newCPUMeter(pids map[string]int) *cpuMeter {
-	m := &cpuMeter{pids: pids, before: map[string]time.Duration{}}
+	m := &cpuMeter{pids: map[string]int{"bench": os.Getpid()}, before: map[string]time.Duration{}, started: time.Now()}
 	for name, pid := range pids {
+		m.pids[name] = pid
+	}
+	for name, pid := range m.pids {
 		if d, err := procCPU(pid); err == nil {
 			m.before[name] = d
 		}
 	}
+	m.sys, _ = systemBusy()
 	return m
 }
 
-// used returns the CPU seconds each process used since newCPUMeter.
-func (m *cpuMeter) used() map[string]float64 {
-	out := map[string]float64{}
-	for name, pid := range m.pids {
-		if d, err := procCPU(pid); err == nil {
-			out[name] = (d - m.before[name]).Seconds()
+// cpuUse is the CPU seconds used during a measurement.
+type cpuUse struct {
+	Kfake    float64 `json:"kfake"`
+	MariaDB  float64 `json:"mariadbd"`
+	Bench    float64 `json:"bench"`  // the benchmark process (loaders, consumers, raw clients)
+	Router   float64 `json:"router"` // the router process, when one ran
+	Foreign  float64 `json:"others"` // every other process on the machine
+	Seconds  float64 `json:"wall_seconds"`
+	Machine  float64 `json:"machine"` // all processes
+	ForeignC float64 `json:"others_cores"`
+}
+
+// used returns the CPU used since newCPUMeter; router is the router's CPU
+// in that time (0 when none ran).
+func (m *cpuMeter) used(router time.Duration) cpuUse {
+	get := func(name string) float64 {
+		pid, ok := m.pids[name]
+		if !ok {
+			return 0
 		}
+		d, err := procCPU(pid)
+		if err != nil {
+			return 0
+		}
+		return (d - m.before[name]).Seconds()
 	}
-	return out
+	u := cpuUse{Kfake: get("kfake"), MariaDB: get("mariadbd"), Bench: get("bench"), Router: router.Seconds(),
+		Seconds: time.Since(m.started).Seconds()}
+	if sys, err := systemBusy(); err == nil {
+		u.Machine = (sys - m.sys).Seconds()
+		u.Foreign = max(0, u.Machine-u.Kfake-u.MariaDB-u.Bench-u.Router)
+		u.ForeignC = u.Foreign / u.Seconds
+	}
+	return u
 }

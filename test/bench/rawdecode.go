@@ -14,11 +14,11 @@ import (
 
 // rawDecodeResult is go-mysql alone reading the backlog.
 type rawDecodeResult struct {
-	Rows       int                `json:"rows"`
-	Txns       int                `json:"transactions"`
-	Seconds    float64            `json:"seconds"`
-	RowsPerSec float64            `json:"rows_per_second"`
-	OtherCPU   map[string]float64 `json:"other_cpu_seconds"` // kfake and mariadbd during the run
+	Rows       int     `json:"rows"`
+	Txns       int     `json:"transactions"`
+	Seconds    float64 `json:"seconds"`
+	RowsPerSec float64 `json:"rows_per_second"`
+	CPU        cpuUse  `json:"cpu_during_run"`
 }
 
 // rawDecode replicates the binlog from bl.Start to bl.End with go-mysql's

@@ -19,6 +19,7 @@ type rawProduceResult struct {
 	Seconds       float64 `json:"seconds"`
 	RecordsPerSec float64 `json:"records_per_second"`
 	CommitEvery   int     `json:"commit_every,omitempty"`
+	CPU           cpuUse  `json:"cpu_during_run"`
 }
 
 // buildRecords makes n records shaped like the router's for a backlog of

@@ -33,20 +33,30 @@ func newBacklogReport(bl backlog) *backlogReport {
 // results is everything one run measured; it is written as JSON and
 // printed as a table.
 type results struct {
-	Time             time.Time         `json:"time"`
-	Quick            bool              `json:"quick"`
-	Options          options           `json:"options"`
-	Machine          machine           `json:"machine"`
-	Backlog          *backlogReport    `json:"backlog,omitempty"`
+	Time    time.Time      `json:"time"`
+	Quick   bool           `json:"quick"`
+	Options options        `json:"options"`
+	Machine machine        `json:"machine"`
+	Backlog *backlogReport `json:"backlog,omitempty"`
+	// The best (fastest) of Options.Runs runs of each measurement; every
+	// run is in the *Runs lists and summarised in Spread.
 	RawDecode        *rawDecodeResult  `json:"raw_decode,omitempty"`
 	RawIdempotent    *rawProduceResult `json:"raw_produce_idempotent,omitempty"`
 	RawTransactional *rawProduceResult `json:"raw_produce_transactional,omitempty"`
 	ExactlyOnce      *catchupResult    `json:"router_exactly_once,omitempty"`
 	AtLeastOnce      *catchupResult    `json:"router_at_least_once,omitempty"`
-	Live             *liveStage        `json:"live,omitempty"`
-	Stress           []catchupResult   `json:"stress,omitempty"`
-	Targets          []target          `json:"targets"`
-	Error            string            `json:"error,omitempty"`
+	Spread           map[string]spread `json:"spread,omitempty"`
+
+	RawDecodeRuns        []rawDecodeResult  `json:"raw_decode_runs,omitempty"`
+	RawIdempotentRuns    []rawProduceResult `json:"raw_produce_idempotent_runs,omitempty"`
+	RawTransactionalRuns []rawProduceResult `json:"raw_produce_transactional_runs,omitempty"`
+	ExactlyOnceRuns      []catchupResult    `json:"router_exactly_once_runs,omitempty"`
+	AtLeastOnceRuns      []catchupResult    `json:"router_at_least_once_runs,omitempty"`
+	Live                 *liveStage         `json:"live,omitempty"`
+	Stress               []catchupResult    `json:"stress,omitempty"`
+	Targets              []target           `json:"targets"`
+	Errors               []string           `json:"errors,omitempty"` // stages that failed
+	Error                string             `json:"error,omitempty"`  // why the run stopped early, if it did
 }
 
 // writeJSON writes r to dir/<timestamp>.json and dir/latest.json.

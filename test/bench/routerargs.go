@@ -36,5 +36,6 @@ func (e *env) routerArgs(r routerRun) []string {
 		"--server-id", strconv.Itoa(e.serverID()),
 		"--log-format", "json",
 	}
-	return append(args, r.Extra...)
+	args = append(args, r.Extra...)
+	return append(args, e.extraRouterArgs...)
 }

@@ -14,14 +14,16 @@ type routerProc struct {
 	cmd     *exec.Cmd
 	Started time.Time // just before the process was started
 	logPath string
+	rss     *rssSampler
 	done    chan struct{}
 	waitErr error
 }
 
 // routerUsage is what the kernel accounted for a finished router process.
 type routerUsage struct {
-	CPU          time.Duration // user + system
-	PeakRSSBytes int64         // ru_maxrss
+	CPU          time.Duration // user + system, from rusage
+	PeakRSSBytes int64         // VmHWM, sampled until exit (see vmHWM)
+	RusageMaxRSS int64         // ru_maxrss, which includes the benchmark's own RSS at fork
 	ExitCode     int
 }
 
@@ -42,6 +44,7 @@ func startRouter(bin string, args, env []string, logPath string) (*routerProc, e
 		logf.Close()
 		return nil, fmt.Errorf("starting binlog-router: %w", err)
 	}
+	p.rss = startRSSSampler(cmd.Process.Pid, 50*time.Millisecond)
 	go func() {
 		p.waitErr = cmd.Wait()
 		logf.Close()
@@ -60,6 +63,7 @@ func (p *routerProc) Pid() int { return p.cmd.Process.Pid }
 // returns the process's resource usage. A non-zero exit is an error that
 // carries the log tail.
 func (p *routerProc) Stop(timeout time.Duration) (routerUsage, error) {
+	p.rss.sample()
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	var stopErr error
 	select {
@@ -87,6 +91,7 @@ func (p *routerProc) Kill() {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
+	p.rss.Stop()
 }
 
 // ExitError describes an unexpected exit, with the log tail.
@@ -94,15 +99,16 @@ func (p *routerProc) ExitError() error {
 	return fmt.Errorf("router exited early (%v); log tail:\n%s", p.waitErr, p.LogTail(20))
 }
 
+// usage must be called once, after the exit.
 func (p *routerProc) usage() routerUsage {
 	st := p.cmd.ProcessState
 	if st == nil {
 		return routerUsage{ExitCode: -1}
 	}
-	u := routerUsage{ExitCode: st.ExitCode()}
+	u := routerUsage{ExitCode: st.ExitCode(), PeakRSSBytes: p.rss.Stop()}
 	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
 		u.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		u.PeakRSSBytes = ru.Maxrss * 1024 // kilobytes on Linux
+		u.RusageMaxRSS = ru.Maxrss * 1024 // kilobytes on Linux
 	}
 	return u
 }

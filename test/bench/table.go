@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 )
@@ -54,34 +55,49 @@ func (r *results) printTable(w io.Writer) error {
 		add("backlog: load time", fmt.Sprintf("%s s (%s rows/s)", f1(b.LoadSeconds), thousands(b.LoadRowsPerSec)))
 	}
 	if d := r.RawDecode; d != nil {
-		add("raw decode (go-mysql BinlogSyncer)", thousands(d.RowsPerSec)+" rows/s")
+		add("raw decode (go-mysql BinlogSyncer)", thousands(d.RowsPerSec)+" rows/s"+r.spreadNote(spreadRawDecode)+othersNote(d.CPU))
 	}
 	if p := r.RawIdempotent; p != nil {
-		add("raw produce, idempotent acks=all", thousands(p.RecordsPerSec)+" rec/s")
+		add("raw produce, idempotent acks=all", thousands(p.RecordsPerSec)+" rec/s"+r.spreadNote(spreadRawIdempotent)+othersNote(p.CPU))
 	}
 	if p := r.RawTransactional; p != nil {
-		add(fmt.Sprintf("raw produce, transactional (commit per %s)", thousands(float64(p.CommitEvery))), thousands(p.RecordsPerSec)+" rec/s")
+		add(fmt.Sprintf("raw produce, transactional (commit per %s)", thousands(float64(p.CommitEvery))),
+			thousands(p.RecordsPerSec)+" rec/s"+r.spreadNote(spreadRawTransactional)+othersNote(p.CPU))
 	}
 	rt := r.ratios()
-	for _, c := range []*catchupResult{r.ExactlyOnce, r.AtLeastOnce} {
+	for _, k := range []string{spreadExactlyOnce, spreadAtLeastOnce} {
+		c := r.catchup(k)
 		if c == nil {
 			continue
 		}
-		add(c.Label+": throughput", fmt.Sprintf("%s ev/s, %s MB/s (%s s wall)", thousands(c.EventsPerSec), f1(c.MBPerSec), f2(c.WallSeconds)))
+		sp := r.Spread[k]
+		add(c.Label+": throughput", fmt.Sprintf("%s ev/s, %s MB/s (%s s wall)%s", thousands(c.EventsPerSec), f1(c.MBPerSec),
+			f2(c.WallSeconds), r.spreadNote(k)))
 		switch {
-		case c == r.ExactlyOnce && rt.HaveEOS:
+		case k == spreadExactlyOnce && rt.HaveEOS:
 			checkOrAdd("exactly-once throughput / min(raw decode, raw transactional produce)",
 				"  ratio to min(raw decode, raw txn produce)", f2(rt.EOS))
-		case c == r.AtLeastOnce && rt.HaveALO:
+		case k == spreadAtLeastOnce && rt.HaveALO:
 			checkOrAdd("at-least-once throughput / min(raw decode, raw idempotent produce)",
 				"  ratio to min(raw decode, raw idem. produce)", f2(rt.ALO))
 		}
 		add("  throughput after first record", thousands(c.SteadyEventsPerSec)+" ev/s")
-		checkOrAdd(c.Label+": startup to first record", "  startup to first record", f2(c.StartupSecs)+" s")
-		add("  CPU per 100k events", f2(c.CPUPer100k)+" s")
-		checkOrAdd(c.Label+": peak RSS", "  peak RSS", f1(mb(c.PeakRSSBytes))+" MB")
-		add("  kfake / mariadbd CPU during run", otherCPU(c.OtherCPU))
-		verified("  records in Kafka (read_committed)", c.Verified)
+		startup := f2(sp.MedianStartupSecs) + " s"
+		if sp.Runs > 1 {
+			startup = fmt.Sprintf("median %s s, max %s s", f2(sp.MedianStartupSecs), f2(sp.MaxStartupSecs))
+		}
+		checkOrAdd(c.Label+": startup to first record (median)", "  startup to first record", startup)
+		add("  CPU per 100k events", f2(sp.MedianCPUPer100k)+" s"+map[bool]string{true: " (median)"}[sp.Runs > 1])
+		checkOrAdd(c.Label+": peak RSS (max)", "  peak RSS", f1(mb(sp.MaxPeakRSSBytes))+" MB"+map[bool]string{true: " (max of runs)"}[sp.Runs > 1])
+		add("  CPU s: router / kfake / mariadbd / bench", cpuSplit(c.CPU))
+		add("  other processes on the machine", f2(c.CPU.ForeignC)+" cores")
+		for i, run := range r.catchupRuns(k) {
+			name := "  records in Kafka (read_committed)"
+			if sp.Runs > 1 {
+				name = fmt.Sprintf("  records in Kafka (read_committed), run %d", i+1)
+			}
+			verified(name, run.Verified)
+		}
 	}
 	if l := r.Live; l != nil {
 		for _, x := range l.Rates {
@@ -90,7 +106,8 @@ func (r *results) printTable(w io.Writer) error {
 			add("  latency p50 / p99.9 / max", fmt.Sprintf("%s / %s / %s ms", f1(x.Latency.P50Ms), f1(x.Latency.P999Ms), f1(x.Latency.MaxMs)))
 			checkOrAdd(fmt.Sprintf("live %d/s: p99 latency", x.TargetRate), "  latency p99", f1(x.Latency.P99Ms)+" ms")
 			add("  INSERT round trip p50 / p99", fmt.Sprintf("%s / %s ms", f1(x.InsertTime.P50Ms), f1(x.InsertTime.P99Ms)))
-			add("  router / kfake / mariadbd CPU", fmt.Sprintf("%s s; %s", f1(x.RouterCPU), otherCPU(x.OtherCPU)))
+			add("  CPU s: router / kfake / mariadbd / bench", cpuSplit(x.CPU))
+			add("  other processes on the machine", f2(x.CPU.ForeignC)+" cores")
 		}
 		checkOrAdd("live router: peak RSS", "live router: peak RSS", f1(mb(l.PeakRSSBytes))+" MB")
 		verified("live: records in Kafka (read_committed)", l.Verified)
@@ -103,8 +120,12 @@ func (r *results) printTable(w io.Writer) error {
 
 	m := r.Machine
 	fmt.Fprintf(w, "binlog-router benchmark, %s%s\n", r.Time.UTC().Format("2006-01-02 15:04 UTC"), map[bool]string{true: " (quick)"}[r.Quick])
-	fmt.Fprintf(w, "machine: %d x %s, %.1f GiB; MariaDB %s; %s; kfake %s\n\n",
+	fmt.Fprintf(w, "machine: %d x %s, %.1f GiB; MariaDB %s; %s; kfake %s\n",
 		m.CPUs, m.CPUModel, m.MemoryGiB, m.MariaDB, m.Go, kfakeCommit(m.Kfake))
+	if m.RouterArgs != "" || m.RouterEnv != "" {
+		fmt.Fprintf(w, "router started with extra flags %q, environment %q\n", m.RouterArgs, m.RouterEnv)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "measurement\tvalue\ttarget\tresult")
 	fmt.Fprintln(tw, "-----------\t-----\t------\t------")
@@ -123,15 +144,41 @@ func (r *results) printTable(w io.Writer) error {
 		}
 	}
 	_, err := fmt.Fprintf(w, "\ntargets met: %d of %d\n", pass, pass+fail)
-	if r.Error != "" {
+	for _, e := range r.Errors {
+		_, err = fmt.Fprintf(w, "FAILED %s\n", strings.SplitN(e, "\n", 2)[0])
+	}
+	if r.Error != "" && len(r.Errors) == 0 {
 		_, err = fmt.Fprintf(w, "incomplete run: %s\n", strings.SplitN(r.Error, "\n", 2)[0])
 	}
 	return err
 }
 
-func otherCPU(m map[string]float64) string {
-	if len(m) == 0 {
-		return "n/a"
+// spreadNote tells how many runs the reported (best) figure was taken from.
+func (r *results) spreadNote(key string) string {
+	sp, ok := r.Spread[key]
+	if !ok || sp.Runs < 2 {
+		return ""
 	}
-	return fmt.Sprintf("%s s / %s s", f1(m["kfake"]), f1(m["mariadbd"]))
+	return fmt.Sprintf(" (best of %d, median %s)", sp.Runs, thousands(sp.MedianRate))
+}
+
+func (r *results) catchupRuns(key string) []catchupResult {
+	if key == spreadExactlyOnce {
+		return r.ExactlyOnceRuns
+	}
+	return r.AtLeastOnceRuns
+}
+
+// cpuSplit shows where the CPU of a measurement went.
+func cpuSplit(u cpuUse) string {
+	return fmt.Sprintf("%s / %s / %s / %s (of %s s wall x %d cores)", f1(u.Router), f1(u.Kfake), f1(u.MariaDB), f1(u.Bench), f1(u.Seconds), runtime.NumCPU())
+}
+
+// othersNote flags a measurement that shared the machine with other
+// processes.
+func othersNote(u cpuUse) string {
+	if u.ForeignC < 0.05 {
+		return ""
+	}
+	return fmt.Sprintf(" (other processes: %s cores)", f2(u.ForeignC))
 }

@@ -74,12 +74,14 @@ func (r *results) evaluate() {
 	if rt.HaveALO {
 		add(newTarget("at-least-once throughput / min(raw decode, raw idempotent produce)", rt.ALO, ">=", targetALORatio, ""))
 	}
-	for _, c := range []*catchupResult{r.ExactlyOnce, r.AtLeastOnce} {
+	for _, k := range []string{spreadExactlyOnce, spreadAtLeastOnce} {
+		c := r.catchup(k)
 		if c == nil {
 			continue
 		}
-		add(newTarget(c.Label+": startup to first record", c.StartupSecs, "<", targetStartupSec, "s"))
-		add(newTarget(c.Label+": peak RSS", mb(c.PeakRSSBytes), "<=", targetPeakRSSMB, "MB"))
+		sp := r.Spread[k]
+		add(newTarget(c.Label+": startup to first record (median)", sp.MedianStartupSecs, "<", targetStartupSec, "s"))
+		add(newTarget(c.Label+": peak RSS (max)", mb(sp.MaxPeakRSSBytes), "<=", targetPeakRSSMB, "MB"))
 	}
 	if r.Live != nil {
 		for _, l := range r.Live.Rates {
@@ -95,3 +97,14 @@ func (r *results) evaluate() {
 }
 
 func mb(b int64) float64 { return float64(b) / 1e6 }
+
+// catchup returns the reported catch-up of a spread key.
+func (r *results) catchup(key string) *catchupResult {
+	switch key {
+	case spreadExactlyOnce:
+		return r.ExactlyOnce
+	case spreadAtLeastOnce:
+		return r.AtLeastOnce
+	}
+	return nil
+}

@@ -43,19 +43,22 @@ func startServers(ctx context.Context) (*servers, error) {
 	if !mariadbInstalled() {
 		out.note("mariadbd not found: installing mariadb-server with apt-get (first run only, takes a while)")
 	}
+	out.note("go build ./cmd/binlog-router meanwhile (the first run compiles all dependencies)")
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		start := time.Now()
 		if err := devenv.EnsureMariaDBInstalled(gctx); err != nil {
 			return err
 		}
-		m, err := devenv.StartMariaDB(gctx, devenv.MariaDBConfig{})
+		startCtx, cancel := context.WithTimeout(gctx, mariadbTimeout)
+		defer cancel()
+		m, err := devenv.StartMariaDB(startCtx, devenv.MariaDBConfig{})
 		if err != nil {
 			return err
 		}
 		s.maria = m
 		var version string
-		if err := queryVersion(gctx, m, &version); err != nil {
+		if err := queryVersion(startCtx, m, &version); err != nil {
 			return err
 		}
 		out.ok("%-8s %s  %s", "mariadb", m.Addr(),
@@ -126,6 +129,9 @@ func queryVersion(ctx context.Context, m *devenv.MariaDB, version *string) error
 // since formats the time elapsed since start, rounded for people.
 func since(start time.Time) string {
 	d := time.Since(start)
+	if d < time.Millisecond {
+		return "<1ms"
+	}
 	if d < time.Second {
 		return d.Round(time.Millisecond).String()
 	}

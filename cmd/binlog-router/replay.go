@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/config"
+	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/logging"
+	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/replay"
+)
+
+func init() { commands["replay"] = cmdReplay }
+
+const replayUsage = `usage: binlog-router replay (--from-gtid SET | --from-time T) [--to-gtid SET | --to-time T]
+                           [--topic-prefix P] [--topic-template T] [--dry-run] [router flags]
+
+Re-publishes the outbox rows of a binlog range with the keys, values and
+headers (id, binlog_gtid, ...) the router gave them, to the topics of
+--topic-template, each prefixed with --topic-prefix. It never reads or
+writes the router's checkpoint and produces with a transactional id of
+its own, committing every --commit-records records at binlog transaction
+boundaries: read_committed consumers see whole transactions.
+
+  --from-gtid SET  start after the transactions in SET (like a checkpoint;
+                   "" = the oldest binlog the server has)
+  --from-time T    skip transactions committed before T (RFC3339); reads
+                   the binlog from --from-gtid (default the oldest) up to T
+  --to-gtid SET    end after the last transaction contained in SET
+  --to-time T      end at the first transaction committed after T
+                   without either: end at the server's executed GTID set at start
+  --dry-run        print one JSON line per record on stdout, produce nothing
+
+Every flag of "run" is accepted, with its BINLOG_ROUTER_* variable, so the
+router's command line and environment give the records the router gave
+(--mysql-addr, --outbox-table, --preset, --column-*, --topic-template,
+--validate-json, --require-uuid, --commit-records, ...). --server-id,
+--start, --checkpoint-topic and the other flags of the live pipeline are
+ignored: the replay's binlog connection uses --replay-server-id (random by
+default), because a server drops one of two connections with the same id.
+
+A summary line goes to stderr. Exit status: 0 done, 1 error, 2 usage,
+3 the range's binlog was purged.
+
+Flags:
+`
+
+// runOnlyFlags are the flags of "run" that replay accepts, so that the
+// router's command line can be reused, and ignores.
+var runOnlyFlags = []string{"start", "delivery", "commit-interval", "idle-checkpoint", "shutdown-timeout",
+	"on-invalid", "dead-letter-topic", "metrics-addr", "ha", "ha-session-timeout", "checkpoint-topic", "server-id"}
+
+// registerRunFlags registers on fs every flag of "run"; they fill cfg
+// exactly as for "run" (flag, BINLOG_ROUTER_* variable, default), so an
+// operator command given the router's command line or environment sees
+// the router's configuration. The usage of the flags in ignored says that
+// the command does not use them.
+func registerRunFlags(cfg *config.Config, fs *flag.FlagSet, ignored []string) {
+	all := flag.NewFlagSet("run", flag.ContinueOnError)
+	cfg.RegisterRun(all)
+	all.VisitAll(func(f *flag.Flag) {
+		usage := f.Usage
+		if slices.Contains(ignored, f.Name) {
+			usage = "(a flag of run, ignored here) " + usage
+		}
+		fs.Var(f.Value, f.Name, usage)
+	})
+}
+
+// replayFlags are the flags of replay beyond the router's.
+type replayFlags struct {
+	from, to         optionalString
+	fromTime, toTime optionalTime
+	prefix           string
+	dryRun           bool
+	txnID            string
+	serverID         uint
+}
+
+func cmdReplay(ctx context.Context, args []string) int {
+	cfg := config.Default()
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), replayUsage)
+		fs.PrintDefaults()
+	}
+	registerRunFlags(&cfg, fs, runOnlyFlags)
+	var rf replayFlags
+	fs.Var(&rf.from, "from-gtid", "start after the transactions in this GTID set (\"\" = the oldest binlog)")
+	fs.Var(&rf.fromTime, "from-time", "skip transactions committed before this time (RFC3339)")
+	fs.Var(&rf.to, "to-gtid", "end after the last transaction contained in this GTID set")
+	fs.Var(&rf.toTime, "to-time", "end at the first transaction committed after this time (RFC3339)")
+	fs.StringVar(&rf.prefix, "topic-prefix", "", "prepend this to every topic")
+	fs.BoolVar(&rf.dryRun, "dry-run", false, "print one JSON line per record on stdout; produce nothing")
+	fs.StringVar(&rf.txnID, "transactional-id", "", "Kafka transactional id of the replay (default binlog-router-replay-<name>-<random>)")
+	fs.UintVar(&rf.serverID, "replay-server-id", 0, "replica server id of the replay's binlog connection (default random in 2^31..2^32-2); not the router's --server-id")
+	if err := parse(fs, args); err != nil {
+		return usageError(err)
+	}
+	if !rf.from.set && !rf.fromTime.set {
+		return usageError(errors.New("replay needs --from-gtid SET or --from-time T (--from-gtid \"\" starts at the oldest binlog)"))
+	}
+	// Never the router's id: the server drops one of two binlog
+	// connections with the same replica id.
+	cfg.ServerID = rf.serverID
+	if cfg.ServerID == 0 {
+		cfg.ServerID = uint(randomServerID())
+	}
+	if rf.txnID == "" {
+		rf.txnID = "binlog-router-replay-" + cfg.Name + "-" + randomHex(4)
+	}
+	log, err := logging.Stderr(logging.Format(cfg.LogFormat), cfg.LogLevel)
+	if err != nil {
+		return usageError(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "binlog-router replay:", err)
+		return exitUsage
+	}
+	sum, err := runReplay(ctx, &cfg, &rf, log)
+	if sum.Started {
+		fmt.Fprintln(os.Stderr, summaryLine(sum, rf.prefix))
+	}
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(os.Stderr, "binlog-router replay:", err)
+	if errors.Is(err, context.Canceled) {
+		return exitFatal // interrupted: the range was not replayed completely
+	}
+	return exitCode(err)
+}
+
+func runReplay(ctx context.Context, cfg *config.Config, rf *replayFlags, log zerolog.Logger) (replay.Summary, error) {
+	reader, err := binlog.Open(ctx, cfg.ReaderConfig(log, &observer{log: log}))
+	if err != nil {
+		return replay.Summary{}, err
+	}
+	defer reader.Close()
+	server := reader.Server()
+	rc := replay.Config{
+		FromTime:           rf.fromTime.t,
+		ToTime:             rf.toTime.t,
+		Route:              cfg.RouteConfig(),
+		TopicPrefix:        rf.prefix,
+		DryRun:             rf.dryRun,
+		Out:                os.Stdout,
+		Kafka:              cfg.KafkaOpts(),
+		TransactionalID:    rf.txnID,
+		CommitRecords:      cfg.CommitRecords,
+		TransactionTimeout: cfg.TransactionTimeout,
+		MaxBufferedRecords: cfg.MaxBufferedRecords,
+		MaxBufferedBytes:   cfg.MaxBufferedBytes,
+		MaxMessageBytes:    cfg.MaxMessageBytes,
+		AutoCreateTopics:   cfg.AutoCreateTopics,
+		Logger:             log,
+	}
+	if rf.from.set && strings.TrimSpace(rf.from.v) != "" {
+		rc.From, err = gtid.Parse(server.Flavor, rf.from.v)
+	} else {
+		// The oldest binlog the server has: on MySQL, after @@gtid_purged.
+		rc.From, err = relay.ResolveStart("earliest", server)
+	}
+	if err != nil {
+		return replay.Summary{}, fmt.Errorf("--from-gtid: %w", err)
+	}
+	if rf.to.set {
+		if rc.To, err = gtid.Parse(server.Flavor, rf.to.v); err != nil {
+			return replay.Summary{}, fmt.Errorf("--to-gtid: %w", err)
+		}
+	}
+	log.Info().Str("from", rc.From.String()).Str("transactional_id", rf.txnID).Bool("dry_run", rf.dryRun).
+		Str("topic_prefix", rf.prefix).Msg("replay starting")
+	return replay.Run(ctx, rc, reader)
+}
+
+func summaryLine(s replay.Summary, prefix string) string {
+	line := fmt.Sprintf("replay: %d records, %d transactions in range (%d skipped), from after %q to %q",
+		s.Records, s.Transactions, s.Skipped, s.From, s.To)
+	if prefix != "" {
+		line += fmt.Sprintf(", topic prefix %q", prefix)
+	}
+	if s.Reason != "" {
+		line += "; ended: " + s.Reason
+	} else {
+		line += fmt.Sprintf("; failed, committed through %q", s.Committed)
+	}
+	if s.DryRun {
+		line += " (dry run: nothing produced)"
+	}
+	return line
+}
+
+// randomServerID returns a replica id in [2^31, 2^32-1): far from the
+// small ids people give servers and routers.
+func randomServerID() uint32 { return 1<<31 + rand.Uint32N(1<<31-1) }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = crand.Read(b) // never fails (crypto/rand.Read panics rather than return an error)
+	return hex.EncodeToString(b)
+}
+
+// optionalString is a string flag that knows whether it was given, so
+// that "" can be a value.
+type optionalString struct {
+	v   string
+	set bool
+}
+
+func (o *optionalString) String() string { return o.v }
+func (o *optionalString) Set(v string) error {
+	o.v, o.set = v, true
+	return nil
+}
+
+// optionalTime is an RFC3339 time flag.
+type optionalTime struct {
+	t   time.Time
+	set bool
+}
+
+func (o *optionalTime) String() string {
+	if !o.set {
+		return ""
+	}
+	return o.t.Format(time.RFC3339Nano)
+}
+
+func (o *optionalTime) Set(v string) error {
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return fmt.Errorf("want RFC3339, e.g. 2024-05-01T12:00:00Z: %w", err)
+	}
+	o.t, o.set = t, true
+	return nil
+}

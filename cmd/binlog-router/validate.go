@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/binlog-router/binlog-router/internal/config"
+	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/validate"
+)
+
+func init() { commands["validate"] = cmdValidate }
+
+// cmdValidate checks everything `run` with the same flags would need and
+// prints one line per check; the exit code is 1 if any check failed.
+func cmdValidate(ctx context.Context, args []string) int {
+	cfg := config.Default()
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: binlog-router validate [the flags of run]\n\nChecks the server, the outbox tables, Kafka and the checkpoint, and prints how to fix each problem.")
+		fs.PrintDefaults()
+	}
+	cfg.RegisterRun(fs)
+	if err := parse(fs, args); err != nil {
+		return usageError(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Println(validate.Check{Name: "configuration", Status: validate.Fail,
+			Detail: strings.ReplaceAll(err.Error(), "\n", "; "), Fix: "correct the flags, BINLOG_ROUTER_* variables or config file"})
+		return exitUsage
+	}
+	var checks []validate.Check
+	for _, w := range cfg.Warnings() {
+		checks = append(checks, securityWarning(w))
+	}
+	checks = append(checks, validate.Run(ctx, validate.Config{
+		MySQL:           cfg.ReaderConfig(zerolog.Nop(), nil),
+		Kafka:           cfg.KafkaOpts(),
+		Brokers:         cfg.KafkaBrokers,
+		KafkaAuth:       cfg.CheckKafkaAuth,
+		Name:            cfg.Name,
+		CheckpointTopic: cfg.CheckpointTopic,
+		Start:           cfg.Start,
+		ExactlyOnce:     cfg.Delivery == string(relay.ExactlyOnce),
+	})...)
+	for _, c := range checks {
+		fmt.Println(c)
+	}
+	if validate.Failed(checks) {
+		fmt.Printf("validate: %s: fix each FAIL above, then validate again\n", validate.Summary(checks))
+		return exitFatal
+	}
+	fmt.Printf("validate: %s: ready to run\n", validate.Summary(checks))
+	return exitOK
+}
+
+// securityWarning turns one of config's security warnings into a check,
+// splitting off its advice ("...: use verify-identity ...") as the fix.
+func securityWarning(w string) validate.Check {
+	c := validate.Check{Name: "security", Status: validate.Warn, Detail: w, Fix: "do not use this setting outside tests"}
+	if i := strings.LastIndex(w, ": "); i >= 0 {
+		if advice := w[i+2:]; strings.HasPrefix(advice, "use ") || strings.HasPrefix(advice, "add ") {
+			c.Detail, c.Fix = w[:i], advice
+		}
+	}
+	return c
+}

@@ -1,0 +1,138 @@
+package binlog
+
+import (
+	"context"
+	"sync"
+)
+
+// Queue hands rows from the reader to the consumer without making either
+// wait for the other while there is room: the reader appends to one
+// growing Batch, the consumer takes all of it at once. When the consumer
+// is busy (say, committing a Kafka transaction) transactions accumulate
+// into a larger batch instead of stalling the reader; when it keeps up,
+// every transaction is handed over as soon as it ends. The Batch is
+// bounded by MaxRows and MaxBytes: at that size the reader blocks until
+// the consumer takes it.
+type Queue struct {
+	maxRows, maxBytes int
+
+	mu     sync.Mutex
+	cur    Batch
+	closed bool
+	err    error
+
+	ready chan struct{} // 1-buffered: something to take
+	space chan struct{} // 1-buffered: the batch was taken
+}
+
+// NewQueue returns a Queue whose batches hold at most maxRows rows or
+// maxBytes bytes (a single larger row still fits alone).
+func NewQueue(maxRows, maxBytes int) *Queue {
+	return &Queue{maxRows: max(maxRows, 1), maxBytes: max(maxBytes, 1),
+		ready: make(chan struct{}, 1), space: make(chan struct{}, 1)}
+}
+
+// Ready is signalled when there may be something to take.
+func (q *Queue) Ready() <-chan struct{} { return q.ready }
+
+// Take returns everything queued (possibly nothing) and whether the
+// reader has stopped; after the reader stopped and the queue is drained,
+// Err says why.
+func (q *Queue) Take() (b Batch, closed bool) {
+	q.mu.Lock()
+	b, q.cur = q.cur, Batch{}
+	closed = q.closed
+	q.mu.Unlock()
+	select {
+	case q.space <- struct{}{}:
+	default:
+	}
+	return b, closed
+}
+
+// Err is the reader's error after the queue was closed.
+func (q *Queue) Err() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.err
+}
+
+// close marks the end of the stream with the reader's error.
+func (q *Queue) close(err error) {
+	q.mu.Lock()
+	q.closed, q.err = true, err
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *Queue) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// wait blocks until the batch was taken or ctx ends.
+func (q *Queue) wait(ctx context.Context) error {
+	select {
+	case <-q.space:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// full reports whether the current batch is at its bound. Caller holds mu.
+func (q *Queue) full() bool {
+	return len(q.cur.Rows) >= q.maxRows || q.cur.Bytes >= q.maxBytes
+}
+
+// txnSize is what a completed transaction counts against MaxBytes, so
+// that a stream of transactions without outbox rows is bounded too.
+const txnSize = 128
+
+// addRow queues one row of an open transaction.
+func (q *Queue) addRow(ctx context.Context, r OutboxRow, size int, pos Position) error {
+	return q.put(ctx, func(b *Batch) {
+		b.Rows = append(b.Rows, r)
+		b.Bytes += size
+		b.Open, b.Pos, b.Heartbeat = true, pos, false
+	})
+}
+
+// done queues the end of a transaction.
+func (q *Queue) done(ctx context.Context, t *Txn, pos Position) error {
+	return q.put(ctx, func(b *Batch) {
+		b.Done = append(b.Done, t)
+		b.Bytes += txnSize
+		b.Open, b.Pos, b.Heartbeat = false, pos, false
+	})
+}
+
+// put applies add to the current batch once it has room.
+func (q *Queue) put(ctx context.Context, add func(*Batch)) error {
+	for {
+		q.mu.Lock()
+		if !q.full() {
+			add(&q.cur)
+			q.mu.Unlock()
+			q.signal()
+			return nil
+		}
+		q.mu.Unlock()
+		q.signal()
+		if err := q.wait(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// heartbeat notes that the source is idle and caught up.
+func (q *Queue) heartbeat(pos Position) {
+	q.mu.Lock()
+	if !q.cur.Open {
+		q.cur.Heartbeat, q.cur.Pos = true, pos
+	}
+	q.mu.Unlock()
+	q.signal()
+}

@@ -1,0 +1,106 @@
+package binlog
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestQueueCoalescesAndBounds(t *testing.T) {
+	ctx := context.Background()
+	q := NewQueue(3, 1<<20)
+	t1, t2 := &Txn{GTID: "0-1-1"}, &Txn{GTID: "0-1-2"}
+	require.NoError(t, q.addRow(ctx, OutboxRow{Txn: t1}, 10, Position{}))
+	require.NoError(t, q.done(ctx, t1, Position{Pos: 1}))
+	require.NoError(t, q.addRow(ctx, OutboxRow{Txn: t2}, 10, Position{}))
+	require.NoError(t, q.addRow(ctx, OutboxRow{Txn: t2}, 10, Position{Pos: 2}))
+
+	// Full: the next row waits until the batch is taken.
+	added := make(chan error, 1)
+	go func() { added <- q.addRow(ctx, OutboxRow{Txn: t2}, 10, Position{Pos: 3}) }()
+	select {
+	case err := <-added:
+		t.Fatalf("addRow on a full queue returned %v before a Take", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	b, closed := q.Take()
+	assert.False(t, closed)
+	assert.Len(t, b.Rows, 3)
+	assert.Equal(t, []*Txn{t1}, b.Done)
+	assert.True(t, b.Open, "t2 is still open")
+	assert.Equal(t, uint32(2), b.Pos.Pos)
+	require.NoError(t, <-added)
+
+	require.NoError(t, q.done(ctx, t2, Position{Pos: 4}))
+	b, _ = q.Take()
+	assert.Len(t, b.Rows, 1)
+	assert.Equal(t, []*Txn{t2}, b.Done)
+	assert.False(t, b.Open)
+
+	q.heartbeat(Position{Pos: 5})
+	b, _ = q.Take()
+	assert.True(t, b.Heartbeat)
+	assert.False(t, b.Empty())
+
+	q.close(context.Canceled)
+	b, closed = q.Take()
+	assert.True(t, b.Empty())
+	assert.True(t, closed)
+	assert.ErrorIs(t, q.Err(), context.Canceled)
+}
+
+func TestQueueFullWaitHonoursContext(t *testing.T) {
+	q := NewQueue(1, 1<<20)
+	require.NoError(t, q.addRow(context.Background(), OutboxRow{}, 1, Position{}))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, q.addRow(ctx, OutboxRow{}, 1, Position{}), context.DeadlineExceeded)
+}
+
+// TestQueueConcurrentOrder: a reader and a taker in parallel see every row
+// once, in order, and the byte bound holds for transactions without rows.
+func TestQueueConcurrentOrder(t *testing.T) {
+	q := NewQueue(16, 4*txnSize)
+	const n = 5000
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ctx := context.Background()
+		for i := 0; i < n; i++ {
+			txn := &Txn{GTID: "x"}
+			if i%2 == 0 {
+				if err := q.addRow(ctx, OutboxRow{EventID: []byte{byte(i), byte(i >> 8)}, Txn: txn}, 1, Position{}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			if err := q.done(ctx, txn, Position{}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+		q.close(nil)
+	}()
+	rows, txns := 0, 0
+	for {
+		<-q.Ready()
+		b, closed := q.Take()
+		assert.LessOrEqual(t, len(b.Done), 5, "byte bound counts transactions")
+		for _, r := range b.Rows {
+			assert.Equal(t, []byte{byte(rows * 2), byte(rows * 2 >> 8)}, r.EventID)
+			rows++
+		}
+		txns += len(b.Done)
+		if closed { // the reader closed after its last put: nothing follows
+			break
+		}
+	}
+	wg.Wait()
+	assert.Equal(t, n/2, rows)
+	assert.Equal(t, n, txns)
+}

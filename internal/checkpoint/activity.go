@@ -1,0 +1,186 @@
+package checkpoint
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// OperatorMark ends the Version of a checkpoint written by an operator
+// (binlog-router checkpoint set) rather than by a running router.
+const OperatorMark = " (checkpoint set)"
+
+// Owner names the router that writes a checkpoint, as ActiveSigns looks
+// for it.
+type Owner struct {
+	Group           string        // its election group (--ha)
+	TransactionalID string        // its transactional id (exactly-once)
+	ServerID        uint32        // its --server-id: its replica id on the source
+	IdleCheckpoint  time.Duration // its --idle-checkpoint
+}
+
+// ActiveSigns returns every sign that the router o is running, in words
+// for an operator; none means it looks stopped. stored is its current
+// checkpoint (nil if none); source is a connection to the source server
+// (nil to skip that sign). The signs:
+//
+//   - the election group has members: a router with --ha is a member
+//     while it runs, active or standby;
+//   - the transactional id has a transaction that is not finished: an
+//     exactly-once router is producing;
+//   - the checkpoint was written by a router less than 2x IdleCheckpoint
+//     ago: a running router writes one at least every IdleCheckpoint while
+//     the binlog moves (never while the source is idle: heartbeats do not
+//     move it, so an old checkpoint proves nothing);
+//   - a replica with the router's server id is registered on the source
+//     (SHOW SLAVE HOSTS / SHOW REPLICAS): its binlog connection, whether
+//     the source is busy or idle.
+//
+// No single sign is proof either way (a router without --ha joins no
+// group, one that is idle has no transaction and writes no checkpoint, and
+// the last sign needs the router's --server-id and the privilege to list
+// replicas), so callers refuse on any of them. warnings name the signs
+// that could not be checked.
+func ActiveSigns(ctx context.Context, adm *kadm.Client, source *sql.DB, o Owner, stored *Checkpoint) (signs, warnings []string, err error) {
+	a, err := DescribeActivity(ctx, adm, o.Group, o.TransactionalID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(a.Members) > 0 {
+		signs = append(signs, fmt.Sprintf("its election group %q has members %s", o.Group, strings.Join(a.Members, ", ")))
+	}
+	if a.InTransaction() {
+		signs = append(signs, fmt.Sprintf("its transactional id %q is in state %s since %s", o.TransactionalID, a.TxnState, a.TxnStart.Format(time.RFC3339)))
+	}
+	if stored != nil && !strings.HasSuffix(stored.Version, OperatorMark) {
+		if age := time.Since(stored.Time); age < 2*o.IdleCheckpoint {
+			signs = append(signs, fmt.Sprintf("its checkpoint was written %s ago (a running router writes one at least every --idle-checkpoint %s while the binlog moves; a stopped one is recognised after twice that)",
+				age.Round(time.Millisecond), o.IdleCheckpoint))
+		}
+	}
+	if source != nil {
+		hosts, err := replicasWithID(ctx, source, o.ServerID)
+		switch {
+		case err != nil:
+			warnings = append(warnings, fmt.Sprintf("cannot list the source's replicas (%v): the router's binlog connection was not looked for", err))
+		case len(hosts) > 0:
+			signs = append(signs, fmt.Sprintf("a replica with its --server-id %d is connected to the source (%s)", o.ServerID, strings.Join(hosts, ", ")))
+		}
+	}
+	return signs, warnings, nil
+}
+
+// Activity is what Kafka shows about the routers that write one
+// checkpoint: the members of their election group and the state of their
+// transactional id.
+type Activity struct {
+	// Members are the election group's members as "client-id@host".
+	Members []string
+	// TxnState is the transactional id's state (Empty, Ongoing,
+	// PrepareCommit, CompleteCommit, ...); "" when Kafka does not know the
+	// id (no exactly-once router of that name ran, or the id expired).
+	TxnState string
+	// TxnStart is when the open transaction began, for the states
+	// InTransaction reports.
+	TxnStart time.Time
+}
+
+// InTransaction reports whether the transactional id has a transaction
+// that is not finished: the router is producing right now.
+func (a Activity) InTransaction() bool {
+	switch a.TxnState {
+	case "Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence":
+		return true
+	}
+	return false
+}
+
+// DescribeActivity reads the members of group and the state of
+// transactionalID. A group or id that Kafka does not know is no activity,
+// not an error.
+func DescribeActivity(ctx context.Context, adm *kadm.Client, group, transactionalID string) (Activity, error) {
+	var a Activity
+	groups, err := adm.DescribeGroups(ctx, group)
+	if err != nil {
+		return a, fmt.Errorf("describing consumer group %q: %w", group, err)
+	}
+	if g, ok := groups[group]; ok {
+		if g.Err != nil && !errors.Is(g.Err, kerr.GroupIDNotFound) {
+			return a, fmt.Errorf("describing consumer group %q: %w", group, g.Err)
+		}
+		for _, m := range g.Members {
+			a.Members = append(a.Members, m.ClientID+"@"+m.ClientHost)
+		}
+	}
+	txns, err := adm.DescribeTransactions(ctx, transactionalID)
+	if err != nil && !errors.Is(err, kerr.TransactionalIDNotFound) {
+		return a, fmt.Errorf("describing transactional id %q: %w", transactionalID, err)
+	}
+	if t, ok := txns[transactionalID]; ok {
+		switch {
+		case errors.Is(t.Err, kerr.TransactionalIDNotFound):
+		case t.Err != nil:
+			return a, fmt.Errorf("describing transactional id %q: %w", transactionalID, t.Err)
+		default:
+			a.TxnState = t.State
+			if t.StartTimestamp > 0 {
+				a.TxnStart = time.UnixMilli(t.StartTimestamp)
+			}
+		}
+	}
+	return a, nil
+}
+
+// replicasWithID lists the "host:port" of the replicas registered on the
+// source with serverID: SHOW SLAVE HOSTS (MariaDB, MySQL before 8.4), else
+// SHOW REPLICAS (MySQL 8.0.22+).
+func replicasWithID(ctx context.Context, db *sql.DB, serverID uint32) ([]string, error) {
+	var firstErr error
+	for _, q := range []string{"SHOW SLAVE HOSTS", "SHOW REPLICAS"} {
+		hosts, err := queryReplicas(ctx, db, q, serverID)
+		if err == nil {
+			return hosts, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, firstErr
+}
+
+func queryReplicas(ctx context.Context, db *sql.DB, query string, serverID uint32) ([]string, error) {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var hosts []string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		row := map[string]string{}
+		for i, c := range cols {
+			row[strings.ToLower(c)] = vals[i].String
+		}
+		if row["server_id"] == fmt.Sprint(serverID) {
+			hosts = append(hosts, row["host"]+":"+row["port"])
+		}
+	}
+	return hosts, rows.Err()
+}

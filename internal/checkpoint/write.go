@@ -1,0 +1,55 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Tombstone returns the record that deletes name's checkpoint from topic: a
+// null value for its key. Load then returns ErrCheckpointMissing, and
+// compaction eventually drops the key.
+func Tombstone(topic, name string) *kgo.Record {
+	return &kgo.Record{Topic: topic, Key: []byte(name), Value: nil, Partition: 0}
+}
+
+// Write stores rec (from Checkpoint.Record or Tombstone) in its own Kafka
+// transaction of transactionalID and returns once that is committed.
+// opts are the connection options of a client Write creates and closes.
+//
+// Initialising transactionalID first fences every other producer using it
+// (a running exactly-once router of that id fails its next commit and
+// stops) and aborts its open transaction, so the record written is the
+// last one for the key until a router starts again. An at-least-once
+// router uses no transactional id and is not fenced.
+func Write(ctx context.Context, rec *kgo.Record, transactionalID string, opts ...kgo.Opt) error {
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, opts...),
+		kgo.TransactionalID(transactionalID),
+		kgo.TransactionTimeout(30*time.Second),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+	)...)
+	if err != nil {
+		return fmt.Errorf("kafka client: %w", err)
+	}
+	defer cl.Close()
+	if _, _, err := cl.ProducerID(ctx); err != nil {
+		return fmt.Errorf("initialising transactional producer %q: %w", transactionalID, err)
+	}
+	if err := cl.BeginTransaction(); err != nil {
+		return fmt.Errorf("beginning Kafka transaction: %w", err)
+	}
+	if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		abortCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if aerr := cl.EndTransaction(abortCtx, kgo.TryAbort); aerr != nil {
+			return fmt.Errorf("writing checkpoint record for %q to %q: %w (and aborting: %v)", rec.Key, rec.Topic, err, aerr)
+		}
+		return fmt.Errorf("writing checkpoint record for %q to %q: %w", rec.Key, rec.Topic, err)
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return fmt.Errorf("committing checkpoint record for %q to %q: %w", rec.Key, rec.Topic, err)
+	}
+	return nil
+}

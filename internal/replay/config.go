@@ -1,0 +1,123 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/route"
+)
+
+// Config configures one replay. Zero values take the defaults noted.
+type Config struct {
+	// From: replay starts after the transactions in this set. Required;
+	// the empty set starts at the oldest binlog the server has.
+	From *gtid.Set
+	// FromTime, when set, skips transactions committed before it, up to
+	// the first one committed at or after it.
+	FromTime time.Time
+	// To, when set, ends the replay after the last transaction it
+	// contains; only transactions it contains are replayed. It must be
+	// within the server's executed set. Default: the server's executed set
+	// when the reader connected.
+	To *gtid.Set
+	// ToTime, when set, ends the replay at the first transaction committed
+	// after it.
+	ToTime time.Time
+
+	// Route builds the records, as the live router does.
+	Route route.Config
+	// TopicPrefix is prepended to every record's topic ("" = the original
+	// topics).
+	TopicPrefix string
+
+	// DryRun writes each record as a JSON line to Out (default
+	// io.Discard) instead of producing it.
+	DryRun bool
+	Out    io.Writer
+
+	// Kafka are the connection options (brokers, TLS, SASL).
+	Kafka []kgo.Opt
+	// TransactionalID is the producer's transactional id. Required unless
+	// DryRun; it must not be a router's.
+	TransactionalID string
+	// CommitRecords: a Kafka transaction is committed at the first binlog
+	// transaction boundary after this many records. Default 10000.
+	CommitRecords int
+	// TransactionTimeout is the Kafka transaction timeout. Default 60s.
+	TransactionTimeout time.Duration
+	// MaxBufferedRecords, MaxBufferedBytes and MaxMessageBytes bound the
+	// producer as in the relay. Defaults 10000, 32 MiB, 1 MiB.
+	MaxBufferedRecords int
+	MaxBufferedBytes   int
+	MaxMessageBytes    int
+	// AutoCreateTopics lets the client ask the brokers to create missing
+	// topics.
+	AutoCreateTopics bool
+	// QueueRows and QueueBytes bound what the reader decodes ahead of the
+	// producer. Defaults 4096 rows and 4 MiB.
+	QueueRows  int
+	QueueBytes int
+
+	Logger zerolog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.Out == nil {
+		c.Out = io.Discard
+	}
+	if c.CommitRecords <= 0 {
+		c.CommitRecords = 10000
+	}
+	if c.TransactionTimeout <= 0 {
+		c.TransactionTimeout = 60 * time.Second
+	}
+	if c.MaxBufferedRecords <= 0 {
+		c.MaxBufferedRecords = 10000
+	}
+	if c.MaxBufferedBytes <= 0 {
+		c.MaxBufferedBytes = 32 << 20
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = 1 << 20
+	}
+	if c.QueueRows <= 0 {
+		c.QueueRows = 4096
+	}
+	if c.QueueBytes <= 0 {
+		c.QueueBytes = 4 << 20
+	}
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.From == nil {
+		errs = append(errs, errors.New("no start position: set --from-gtid (the empty set \"\" starts at the oldest binlog) or --from-time"))
+	}
+	if c.To != nil && !c.ToTime.IsZero() {
+		errs = append(errs, errors.New("--to-gtid and --to-time both set: give one"))
+	}
+	if !c.FromTime.IsZero() && !c.ToTime.IsZero() && c.ToTime.Before(c.FromTime) {
+		errs = append(errs, fmt.Errorf("--to-time %s is before --from-time %s", c.ToTime.Format(time.RFC3339), c.FromTime.Format(time.RFC3339)))
+	}
+	if c.TopicPrefix != "" {
+		if err := route.ValidTopic(c.TopicPrefix + "x"); err != nil {
+			errs = append(errs, fmt.Errorf("--topic-prefix %q: %w", c.TopicPrefix, err))
+		}
+	}
+	if _, err := route.New(c.Route); err != nil {
+		errs = append(errs, err)
+	}
+	if len(c.Kafka) == 0 {
+		errs = append(errs, errors.New("no Kafka connection options: set --kafka-brokers"))
+	}
+	if !c.DryRun && c.TransactionalID == "" {
+		errs = append(errs, errors.New("no transactional id for the replay producer"))
+	}
+	return errors.Join(errs...)
+}

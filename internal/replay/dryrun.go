@@ -1,0 +1,123 @@
+package replay
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/route"
+)
+
+// Line is one record of a dry run, written as one line of JSON.
+type Line struct {
+	Topic string `json:"topic"`
+	// Partition is route.PartitionFor(key, partitions of the topic), the
+	// partition a real replay would write to; null when the topic does
+	// not exist (it would be created with the brokers' default count).
+	Partition *int `json:"partition"`
+	// Key, header values and Value are the bytes as text; invalid UTF-8
+	// is replaced by U+FFFD.
+	Key     string   `json:"key"`
+	Headers []Header `json:"headers"` // in record order; names may repeat
+	Value   *string  `json:"value"`   // null for a tombstone (NULL payload)
+	// Timestamp is the record timestamp (created_at, else the commit
+	// time) in milliseconds, as Kafka stores it.
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// Header is one record header of a Line.
+type Header struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// NewLine describes rec; partitions is the topic's partition count, 0 when
+// the topic does not exist.
+func NewLine(rec *kgo.Record, partitions int) Line {
+	l := Line{Topic: rec.Topic, Key: string(rec.Key), Headers: make([]Header, 0, len(rec.Headers)),
+		Timestamp: rec.Timestamp.Truncate(time.Millisecond)}
+	if partitions > 0 {
+		p := route.PartitionFor(rec.Key, partitions)
+		l.Partition = &p
+	}
+	for _, h := range rec.Headers {
+		l.Headers = append(l.Headers, Header{Key: h.Key, Value: string(h.Value)})
+	}
+	if rec.Value != nil {
+		v := string(rec.Value)
+		l.Value = &v
+	}
+	return l
+}
+
+// printer is the sink of a dry run.
+type printer struct {
+	cl         *kgo.Client
+	adm        *kadm.Client
+	w          *bufio.Writer
+	enc        *json.Encoder
+	partitions map[string]int // topic -> partition count, 0 = no such topic
+}
+
+var _ sink = (*printer)(nil)
+
+func newPrinter(cfg *Config, out io.Writer) (*printer, error) {
+	// No kgo.AllowAutoTopicCreation: looking at a topic must not create it.
+	cl, err := kgo.NewClient(cfg.Kafka...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka client: %w", err)
+	}
+	w := bufio.NewWriter(out)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &printer{cl: cl, adm: kadm.NewClient(cl), w: w, enc: enc, partitions: map[string]int{}}, nil
+}
+
+func (p *printer) add(ctx context.Context, rec *kgo.Record) error {
+	n, ok := p.partitions[rec.Topic]
+	if !ok {
+		var err error
+		if n, err = p.partitionCount(ctx, rec.Topic); err != nil {
+			return err
+		}
+		p.partitions[rec.Topic] = n
+	}
+	if err := p.enc.Encode(NewLine(rec, n)); err != nil {
+		return fmt.Errorf("writing dry-run line: %w", err)
+	}
+	return nil
+}
+
+func (p *printer) partitionCount(ctx context.Context, topic string) (int, error) {
+	details, err := p.adm.ListTopics(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("reading metadata of topic %q: %w", topic, err)
+	}
+	d, ok := details[topic]
+	switch {
+	case !ok, errors.Is(d.Err, kerr.UnknownTopicOrPartition):
+		return 0, nil
+	case d.Err != nil:
+		return 0, fmt.Errorf("reading metadata of topic %q: %w", topic, d.Err)
+	}
+	return len(d.Partitions), nil
+}
+
+func (p *printer) commit(context.Context) error {
+	if err := p.w.Flush(); err != nil {
+		return fmt.Errorf("writing dry-run lines: %w", err)
+	}
+	return nil
+}
+
+func (p *printer) abort() { _ = p.w.Flush() } // lines already printed stay printed
+
+func (p *printer) close() { p.cl.Close() }

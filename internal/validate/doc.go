@@ -1,0 +1,26 @@
+// Package validate checks, before the router runs, everything it needs from
+// the source server and from Kafka, and says how to fix what is missing.
+//
+// Run connects like `binlog-router run` would (same addresses, credentials,
+// TLS and SASL), reads settings, grants, outbox table definitions, topic
+// configs and the stored checkpoint, and returns one Check per requirement:
+//
+//   - Fail: the router cannot start, or would lose or mis-map events. Every
+//     Fail carries a Fix.
+//   - Warn: the router works, but a recommendation is not followed (for
+//     example binlog_row_metadata is not FULL, or the cluster has fewer than
+//     three brokers for exactly-once delivery). Every Warn carries a Fix.
+//   - OK: the requirement is met; Detail says what was found.
+//
+// What it promises:
+//
+//   - It only reads. It writes nothing to the server and nothing to Kafka
+//     except one InitProducerID for a throwaway transactional id
+//     ("binlog-router-validate-<random>"), never the router's own, so a
+//     running router is not fenced. The checkpoint topic is not created.
+//   - Every network step is bounded by Config.Timeout (default 10s); an
+//     unreachable server or cluster costs one timeout and one Fail, and the
+//     checks that depend on it are left out rather than each timing out.
+//   - The result depends only on what the server and the brokers answer,
+//     so it is the same whether or not a router is running.
+package validate

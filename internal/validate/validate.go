@@ -1,0 +1,86 @@
+package validate
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
+)
+
+// DefaultTimeout bounds each network step when Config.Timeout is zero.
+const DefaultTimeout = 10 * time.Second
+
+// Config says what to validate: the same settings `binlog-router run` gets.
+type Config struct {
+	// MySQL is the reader's configuration. Used: Addr, User, Password, TLS,
+	// ServerID, Tables and Columns.
+	MySQL binlog.Config
+	// Kafka are the connection options of every Kafka client (seed
+	// brokers, TLS, SASL), as for the relay.
+	Kafka []kgo.Opt
+	// Brokers are the seed brokers, for messages only.
+	Brokers []string
+	// KafkaAuth, if set, checks the Kafka credentials first (the config
+	// package's CheckKafkaAuth); its error, which says what to fix, fails
+	// the kafka check.
+	KafkaAuth func(context.Context) error
+
+	Name            string // router name: the checkpoint key; default "binlog-router"
+	CheckpointTopic string // default checkpoint.DefaultTopic
+	Start           string // --start, used when no checkpoint is stored; default "earliest"
+	ExactlyOnce     bool   // --delivery exactly-once: Kafka transactions are needed
+
+	// Timeout bounds each network step. Default DefaultTimeout.
+	Timeout time.Duration
+	// Now is the clock for the checkpoint's age. Default time.Now.
+	Now func() time.Time
+}
+
+func (c *Config) setDefaults() {
+	if c.Name == "" {
+		c.Name = "binlog-router"
+	}
+	if c.CheckpointTopic == "" {
+		c.CheckpointTopic = checkpoint.DefaultTopic
+	}
+	if c.Start == "" {
+		c.Start = "earliest"
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Run checks the source server, the outbox tables, Kafka and the stored
+// checkpoint, in that order, and returns one Check per requirement. An
+// unreachable server or cluster is one failed check, and the checks that
+// need it are left out; once ctx ends, the remaining steps fail at once.
+func Run(ctx context.Context, cfg Config) []Check {
+	cfg.setDefaults()
+	v := &validator{cfg: cfg, parent: ctx}
+	m := v.mysql()
+	k := v.kafka(m)
+	v.retention(m, k)
+	v.position(m, k)
+	return v.checks
+}
+
+// validator accumulates checks.
+type validator struct {
+	cfg    Config
+	parent context.Context
+	checks []Check
+}
+
+func (v *validator) add(c ...Check) { v.checks = append(v.checks, c...) }
+
+// step returns a context for one network step.
+func (v *validator) step() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(v.parent, v.cfg.Timeout)
+}

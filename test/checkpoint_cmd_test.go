@@ -1,0 +1,240 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
+)
+
+// TestCheckpointCmdSetEarlierRepublishes sets the checkpoint back (by GTID
+// and from a Debezium offset) and shows that run re-publishes exactly what
+// comes after it; invalid positions are refused with the GTIDs named.
+func TestCheckpointCmdSetEarlierRepublishes(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	args := e.args("cpset", "--idle-checkpoint", "200ms")
+	r := startRouter(t, args...)
+	first := e.writeEvents("First", 3)
+	mid := e.gtidBinlogPos()
+	second := e.writeEvents("Second", 3)
+	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
+	c.read(len(first)+len(second), 60*time.Second)
+	waitCheckpoint(t, e, "cpset", e.gtidBinlogPos())
+	require.Equal(t, 0, r.stop(20*time.Second))
+
+	cpSet(t, args, "--gtid", mid)
+	assert.Equal(t, mid, showCheckpoint(t, args).GTIDSet)
+	r.restart()
+	got := c.read(len(second), 60*time.Second)
+	got = append(got, c.quiet(time.Second)...)
+	assert.ElementsMatch(t, second, recordIDs(got), "exactly the rows after the new checkpoint, again")
+	require.Equal(t, 0, r.stop(20*time.Second))
+
+	// A Debezium offset holding a MariaDB GTID position.
+	offset := fmt.Sprintf(`{"file":"mariadb-bin.000001","pos":1234,"gtids":%q}`, mid)
+	cpSet(t, args, "--from-debezium-offset", offset)
+	cp := showCheckpoint(t, args)
+	assert.Equal(t, mid, cp.GTIDSet)
+	assert.Equal(t, "mariadb", cp.Flavor)
+	assert.Equal(t, e.maria.ServerID(), cp.ServerID)
+	r.restart()
+	got = c.read(len(second), 60*time.Second)
+	got = append(got, c.quiet(time.Second)...)
+	assert.ElementsMatch(t, second, recordIDs(got), "from the Debezium offset's gtids")
+	require.Equal(t, 0, r.stop(20*time.Second))
+	before := showCheckpoint(t, args).GTIDSet
+
+	for _, tc := range []struct {
+		name   string
+		flags  []string
+		code   int
+		stderr []string
+	}{
+		{"beyond the executed seq", []string{"--gtid", "0-1-999999"}, 1,
+			[]string{"beyond what the server has executed", "0-1-999999", e.gtidBinlogPos()}},
+		{"unknown domain", []string{"--gtid", mid + ",7-1-3"}, 1, []string{"beyond", "7-1-3"}},
+		{"other flavour", []string{"--gtid", "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"}, 1,
+			[]string{"invalid GTID syntax", "looks like a MySQL GTID"}},
+		{"offset without gtids", []string{"--from-debezium-offset", `{"file":"mysql-bin.000003","pos":154}`}, 2,
+			[]string{"Debezium offset", "no gtids", `file "mysql-bin.000003", pos 154`, "GTID only"}},
+		{"offset not JSON", []string{"--from-debezium-offset", `file=mysql-bin.000003`}, 2,
+			[]string{"parsing Debezium offset", "JSON object"}},
+		{"no position", nil, 2, []string{"--gtid"}},
+	} {
+		res := cliRun(t, append(append([]string{"checkpoint", "set"}, args...), tc.flags...)...)
+		assert.Equal(t, tc.code, res.code, "%s: %s", tc.name, res.stderr)
+		for _, s := range tc.stderr {
+			assert.Contains(t, res.stderr, s, tc.name)
+		}
+	}
+	assert.Equal(t, before, showCheckpoint(t, args).GTIDSet, "refused sets change nothing")
+}
+
+// TestCheckpointCmdPurged: a position whose binlog the server purged is
+// refused, with the server's reason.
+func TestCheckpointCmdPurged(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	args := e.args("cppurged")
+	old := e.gtidBinlogPos()
+	e.writeEvents("Purged", 2)
+	e.exec("FLUSH BINARY LOGS")
+	e.writeEvents("New", 2)
+	var file string
+	require.NoError(t, e.db.QueryRow("SHOW MASTER STATUS").Scan(&file, new(any), new(any), new(any)))
+	// The server keeps the older file until its binlog checkpoint moves on.
+	deadline := time.Now().Add(30 * time.Second)
+	for binlogFiles(t, e) > 1 {
+		require.True(t, time.Now().Before(deadline), "PURGE BINARY LOGS never removed the older file")
+		e.exec("PURGE BINARY LOGS TO '" + file + "'")
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	res := cliRun(t, append(append([]string{"checkpoint", "set"}, args...), "--gtid", old)...)
+	assert.Equal(t, 1, res.code, res.stderr)
+	assert.Contains(t, res.stderr, "binlog purged")
+	assert.Contains(t, res.stderr, fmt.Sprintf("no longer has the binlog after %q", old))
+	assert.Contains(t, res.stderr, "Could not find GTID state", "the server's reason")
+	assert.Contains(t, res.stderr, fmt.Sprintf("oldest binlog %s starts after", file))
+	cpSet(t, args, "--gtid", e.gtidBinlogPos())
+	assert.Equal(t, e.gtidBinlogPos(), showCheckpoint(t, args).GTIDSet, "a position the server has is accepted")
+}
+
+// TestCheckpointCmdResetThenLatest: after a reset the router starts per
+// --start; with latest it publishes only rows written after it started.
+func TestCheckpointCmdResetThenLatest(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	args := e.args("cpreset", "--idle-checkpoint", "200ms", "--start", "latest")
+	r := startRouter(t, args...)
+	require.NoError(t, r.waitLog(ctxTimeout(t, 30*time.Second), "no checkpoint stored"))
+	first := e.writeEvents("First", 2)
+	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
+	c.read(len(first), 60*time.Second)
+	waitCheckpoint(t, e, "cpreset", e.gtidBinlogPos())
+	require.Equal(t, 0, r.stop(20*time.Second))
+
+	res := cpReset(t, args)
+	assert.Contains(t, res.stderr, "deleted")
+	assert.Equal(t, "", loadCheckpointJSON(t, e, "cpreset"), "Load finds no checkpoint")
+	res = cliRun(t, append([]string{"checkpoint", "show"}, args...)...)
+	assert.Equal(t, 1, res.code)
+	assert.Contains(t, res.stderr, "no checkpoint stored")
+
+	skipped := e.writeEvents("WhileStopped", 2)
+	r2 := startRouter(t, args...)
+	require.NoError(t, r2.waitLog(ctxTimeout(t, 30*time.Second), "no checkpoint stored; starting"))
+	last := e.writeEvents("Last", 2)
+	got := c.read(len(last), 60*time.Second)
+	got = append(got, c.quiet(time.Second)...)
+	assert.ElementsMatch(t, last, recordIDs(got), "only rows after the start; not %v", skipped)
+	require.Equal(t, 0, r2.stop(20*time.Second))
+}
+
+// TestCheckpointCmdRefusedWhileRunning: set and reset are refused while a
+// router of the name runs, accepted without --force once it stopped, and
+// accepted with --force while it runs, which fences it.
+func TestCheckpointCmdRefusedWhileRunning(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	args := e.args("cprun", "--idle-checkpoint", "200ms")
+	r := startRouter(t, args...)
+	e.writeEvents("Running", 2)
+	mid := e.gtidBinlogPos()
+	e.writeEvents("Running", 1)
+	waitCheckpoint(t, e, "cprun", e.gtidBinlogPos())
+	head := e.gtidBinlogPos()
+
+	refused := func(when string) {
+		t.Helper()
+		for _, cmd := range [][]string{
+			append(append([]string{"checkpoint", "set"}, args...), "--gtid", mid),
+			append([]string{"checkpoint", "reset"}, args...),
+		} {
+			res := cliRun(t, cmd...)
+			assert.Equal(t, 1, res.code, "%s %s: %s", cmd[1], when, res.stderr)
+			assert.Contains(t, res.stderr, `router "cprun" looks active`, cmd[1])
+			assert.Contains(t, res.stderr, "is connected to the source", "the router's binlog connection is seen")
+			assert.Contains(t, res.stderr, "--force")
+		}
+		assert.Equal(t, head, showCheckpoint(t, args).GTIDSet, "refused: unchanged")
+	}
+	refused("while running")
+
+	require.Equal(t, 0, r.stop(20*time.Second))
+	cpSet(t, args, "--gtid", mid)
+	assert.Equal(t, mid, showCheckpoint(t, args).GTIDSet, "accepted once the router stopped")
+
+	r.restart()
+	waitCheckpoint(t, e, "cprun", head) // it re-published the last transaction
+	refused("after a restart")
+
+	cpSet(t, args, "--gtid", mid, "--force")
+	assert.Equal(t, mid, showCheckpoint(t, args).GTIDSet, "forced")
+	// The write fenced the router's transactional id: its next commit
+	// fails, it stops, and the forced checkpoint stays.
+	e.writeEvents("AfterForce", 1)
+	assert.NotEqual(t, 0, r.wait(60*time.Second), "a fenced router stops with an error")
+	assert.Equal(t, mid, showCheckpoint(t, args).GTIDSet, "the fenced router could not overwrite it")
+}
+
+// cpSet runs `checkpoint set` until it succeeds: right after a router
+// stopped it is refused for up to 2x --idle-checkpoint (and until the
+// server has dropped the router's binlog connection).
+func cpSet(t testing.TB, args []string, flags ...string) cliResult {
+	t.Helper()
+	return cpUntilAccepted(t, append(append([]string{"checkpoint", "set"}, args...), flags...))
+}
+
+func cpReset(t testing.TB, args []string) cliResult {
+	t.Helper()
+	return cpUntilAccepted(t, append([]string{"checkpoint", "reset"}, args...))
+}
+
+func cpUntilAccepted(t testing.TB, args []string) cliResult {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res := cliRun(t, args...)
+		if res.code == 0 {
+			return res
+		}
+		if !strings.Contains(res.stderr, "looks active") || time.Now().After(deadline) {
+			t.Fatalf("binlog-router %s: exit %d\n%s", strings.Join(args[:2], " "), res.code, res.stderr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func showCheckpoint(t testing.TB, args []string) checkpoint.Checkpoint {
+	t.Helper()
+	res := cliRun(t, append([]string{"checkpoint", "show"}, args...)...)
+	require.Equal(t, 0, res.code, res.stderr)
+	var cp checkpoint.Checkpoint
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &cp), res.stdout)
+	return cp
+}
+
+func binlogFiles(t testing.TB, e *env) int {
+	t.Helper()
+	rows, err := e.db.Query("SHOW BINARY LOGS")
+	require.NoError(t, err)
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	require.NoError(t, rows.Err())
+	return n
+}
+
+// ctxTimeout is a context cancelled after d or at the end of the test.
+func ctxTimeout(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

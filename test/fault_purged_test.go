@@ -1,0 +1,85 @@
+package test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFaultBinlogPurged purges the binlog that holds the events after the
+// stored checkpoint while the router is down. Started again, the router
+// must stop with exit code 3 and a "binlog purged" error naming the
+// checkpoint's GTID position, and publish nothing past the checkpoint.
+func TestFaultBinlogPurged(t *testing.T) {
+	rng := faultRand(t)
+	e := newEnv(t, envOpts{})
+	const name = "purged"
+	r := startRouter(t, e.args(name)...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	w := newWriter(e.db, rng, "agg", 10, 0)
+	ctx := t.Context()
+	for range 20 {
+		require.NoError(t, w.tx(ctx, 1+rng.IntN(5)))
+	}
+	first := committedRows(t, e.db)
+	col.waitAll(t, first, time.Minute)
+	require.Equal(t, 0, r.stop(30*time.Second))
+	cp := loadCheckpoint(t, e, name)
+	require.Equal(t, gtidPos(t, e.db), cp, "checkpoint at the server's last GTID")
+
+	// Events the router never saw, then only a binlog after them is kept.
+	for range 20 {
+		require.NoError(t, w.tx(ctx, 1+rng.IntN(5)))
+	}
+	e.exec("FLUSH BINARY LOGS")
+	var newest string
+	require.NoError(t, e.db.QueryRow("SHOW MASTER STATUS").Scan(&newest, new(any), new(any), new(any)))
+	// The server keeps a binlog that a dump thread still reads: wait until
+	// it noticed that the stopped router's connection is gone.
+	eventually(t, 30*time.Second, "the stopped router's dump thread to end", func() bool {
+		var n int
+		return e.db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'").Scan(&n) == nil && n == 0
+	})
+	// A binlog is also kept until InnoDB no longer needs it for crash
+	// recovery (its binlog checkpoint), which comes a moment after FLUSH.
+	conn, err := e.db.Conn(ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+	var oldest, warning string
+	eventually(t, 30*time.Second, "purging the binlogs before "+newest, func() bool {
+		_, err := conn.ExecContext(ctx, fmt.Sprintf("PURGE BINARY LOGS TO '%s'", newest))
+		require.NoError(t, err)
+		_ = conn.QueryRowContext(ctx, "SHOW WARNINGS").Scan(new(any), new(any), &warning)
+		require.NoError(t, conn.QueryRowContext(ctx, "SHOW BINARY LOGS").Scan(&oldest, new(any)))
+		return oldest == newest
+	})
+	if warning != "" {
+		t.Logf("PURGE warned before it could purge: %s", warning)
+	}
+	var gtidList string
+	require.NoError(t, e.db.QueryRow("SELECT @@gtid_binlog_state").Scan(&gtidList))
+	t.Logf("checkpoint %s; binlogs purged up to %s (server binlog state %s)", cp, newest, gtidList)
+
+	r.restart()
+	code := r.wait(time.Minute)
+	log := r.out.String()
+	var stopLine string
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "binlog-router stopped") {
+			stopLine = line
+		}
+	}
+	t.Logf("router's last words: %s", stopLine)
+	assert.Equal(t, 3, code, "exit code for a purged binlog")
+	assert.Contains(t, stopLine, "binlog purged", "the error says the binlog was purged")
+	assert.Contains(t, stopLine, cp, "the error names the checkpoint position")
+
+	got := col.settle(t, time.Second)
+	v := checkDelivery(t, first, got, nil)
+	t.Logf("%s (only the events before the checkpoint)", v)
+	assert.Equal(t, cp, loadCheckpoint(t, e, name), "the checkpoint did not move")
+}

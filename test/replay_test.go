@@ -1,0 +1,270 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/replay"
+)
+
+// TestReplayMiddleRange replays the middle of three ranges to prefixed
+// topics: a read_committed consumer gets exactly that range's rows, as the
+// router published them (key, value, headers including id and
+// binlog_gtid, partition, timestamp); the originals get nothing new and
+// the router's checkpoint does not change. A dry run prints the same
+// records as JSON and produces nothing.
+func TestReplayMiddleRange(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	args := e.args("replay")
+	r := startRouter(t, args...)
+
+	before := e.writeEvents("Before", 3)
+	from := e.gtidBinlogPos()
+	sv, tp, hdrs := 7, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", `{"tenant":"acme","retry":2}`
+	special := event{ID: "5b8e2b1a-3c4d-4e5f-8a9b-0c1d2e3f4a5b", AggType: "order", AggID: "order-x", Type: "Middle",
+		SchemaVersion: &sv, Traceparent: &tp, Headers: &hdrs} // NULL payload: a tombstone
+	second := newEvent("order-y", "Middle", `{"two":"in one transaction"}`)
+	middle := append(e.writeEvents("Middle", 4), special.ID, second.ID)
+	e.insertTx(special, second)
+	to := e.gtidBinlogPos()
+	after := e.writeEvents("After", 2)
+
+	orig := newConsumer(t, e.kafka.Brokers, e.topicRegex())
+	originals := orig.read(len(before)+len(middle)+len(after), 60*time.Second)
+	waitCheckpoint(t, e, "replay", e.gtidBinlogPos())
+	require.Equal(t, 0, r.stop(20*time.Second))
+	cpBefore := loadCheckpointJSON(t, e, "replay")
+	byID := recordsByID(t, originals)
+
+	res := cliRun(t, append(append([]string{"replay"}, args...),
+		"--from-gtid", from, "--to-gtid", to, "--topic-prefix", "rp.", "--commit-records", "2")...)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stderr, fmt.Sprintf("replay: %d records, 5 transactions in range", len(middle)), "summary line")
+
+	replayed := newConsumer(t, e.kafka.Brokers, `^rp\.`+e.prefix+`\..*`)
+	got := replayed.read(len(middle), 60*time.Second)
+	got = append(got, replayed.quiet(500*time.Millisecond)...)
+	assert.ElementsMatch(t, middle, recordIDs(got), "exactly the rows of the range, once each")
+	for _, rec := range got {
+		id, _ := header(rec, "id")
+		o := byID[id]
+		require.NotNil(t, o, "replayed %s was never published", id)
+		assert.Equal(t, "rp."+o.Topic, rec.Topic)
+		assert.Equal(t, o.Partition, rec.Partition, "same partitioner")
+		assert.Equal(t, o.Key, rec.Key)
+		assert.Equal(t, o.Value, rec.Value)
+		assert.Equal(t, o.Headers, rec.Headers, "same headers, same order, same binlog_gtid")
+		assert.True(t, o.Timestamp.Equal(rec.Timestamp), "timestamp %s, original %s", rec.Timestamp, o.Timestamp)
+	}
+	assert.Empty(t, orig.quiet(500*time.Millisecond), "nothing new in the original topics")
+	assert.Equal(t, cpBefore, loadCheckpointJSON(t, e, "replay"), "the router's checkpoint is untouched")
+
+	// Dry run to the prefix that now exists: partitions computed from the
+	// topics' partition counts. To a new prefix: null, and no topic made.
+	for _, prefix := range []string{"rp.", "dry."} {
+		res := cliRun(t, append(append([]string{"replay"}, args...),
+			"--from-gtid", from, "--to-gtid", to, "--topic-prefix", prefix, "--dry-run")...)
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Contains(t, res.stderr, "dry run: nothing produced")
+		lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+		require.Len(t, lines, len(middle), res.stdout)
+		var ids []string
+		for _, text := range lines {
+			var l replay.Line
+			require.NoError(t, json.Unmarshal([]byte(text), &l), text)
+			id := l.Headers[0].Value
+			ids = append(ids, id)
+			o := byID[id]
+			require.NotNil(t, o, text)
+			assert.Equal(t, prefix+o.Topic, l.Topic)
+			if prefix == "rp." {
+				require.NotNil(t, l.Partition, text)
+				assert.Equal(t, int(o.Partition), *l.Partition)
+			} else {
+				assert.Nil(t, l.Partition, "topic does not exist: %s", text)
+			}
+			assert.Equal(t, string(o.Key), l.Key)
+			if o.Value == nil {
+				assert.Nil(t, l.Value, text)
+			} else {
+				require.NotNil(t, l.Value, text)
+				assert.Equal(t, string(o.Value), *l.Value)
+			}
+			require.Len(t, l.Headers, len(o.Headers))
+			for i, h := range o.Headers {
+				assert.Equal(t, replay.Header{Key: h.Key, Value: string(h.Value)}, l.Headers[i])
+			}
+			assert.True(t, o.Timestamp.Equal(l.Timestamp), text)
+		}
+		assert.Equal(t, middle, ids, "binlog order")
+	}
+	assert.Empty(t, replayed.quiet(500*time.Millisecond), "a dry run produces nothing")
+	adm := kadm.NewClient(newKgoClient(t, e))
+	topics, err := adm.ListTopics(context.Background())
+	require.NoError(t, err)
+	for _, name := range topics.Names() {
+		assert.False(t, strings.HasPrefix(name, "dry."), "dry run created topic %s", name)
+	}
+}
+
+// TestReplayTimeRange: --to-time ends at the first transaction committed
+// after it, --from-time starts at the first committed at or after it
+// (reading from the oldest binlog). Commit times come from SET timestamp.
+func TestReplayTimeRange(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	args := e.args("replaytime")
+	now := time.Now().Truncate(time.Second)
+	early := e.writeEvents("Early", 2)
+	from := e.gtidBinlogPos()
+	hourLater := e.writeEventsAt(now.Add(time.Hour), "Later", 3)
+	twoHoursLater := e.writeEventsAt(now.Add(2*time.Hour), "Latest", 2)
+
+	check := func(what, prefix string, want []string, flags ...string) {
+		t.Helper()
+		res := cliRun(t, append(append(append([]string{"replay"}, args...), "--topic-prefix", prefix), flags...)...)
+		require.Equal(t, 0, res.code, res.stderr)
+		c := newConsumer(t, e.kafka.Brokers, "^"+strings.ReplaceAll(prefix, ".", `\.`)+".*")
+		got := c.read(len(want), 30*time.Second)
+		got = append(got, c.quiet(300*time.Millisecond)...)
+		assert.ElementsMatch(t, want, recordIDs(got), what)
+	}
+	cut := now.Add(90 * time.Minute).UTC().Format(time.RFC3339)
+	check("--to-time", "tt.", hourLater, "--from-gtid", from, "--to-time", cut)
+	check("--from-time reads from the oldest binlog", "ft.", twoHoursLater, "--from-time", cut)
+	all := append(append(early, hourLater...), twoHoursLater...)
+	check("the whole binlog up to the executed set at start", "all.", all, "--from-gtid", "")
+
+	res := cliRun(t, append(append([]string{"replay"}, args...), "--from-gtid", from, "--to-gtid", "0-1-999999")...)
+	assert.Equal(t, 1, res.code)
+	assert.Contains(t, res.stderr, "beyond what the server has executed")
+	assert.Contains(t, res.stderr, "0-1-999999")
+	res = cliRun(t, append([]string{"replay"}, args...)...)
+	assert.Equal(t, 2, res.code, "no start: usage error")
+	assert.Contains(t, res.stderr, "--from-gtid")
+}
+
+// writeEvents commits n transactions of one event of type typ and returns
+// their event ids.
+func (e *env) writeEvents(typ string, n int) []string {
+	e.t.Helper()
+	var ids []string
+	for i := 0; i < n; i++ {
+		ev := newEvent(fmt.Sprintf("agg-%d", i%3), typ, fmt.Sprintf(`{"i":%d}`, i))
+		e.insertTx(ev)
+		ids = append(ids, ev.ID)
+	}
+	return ids
+}
+
+// writeEventsAt is writeEvents with the session clock set to at, which
+// becomes the commit time in the binlog.
+func (e *env) writeEventsAt(at time.Time, typ string, n int) []string {
+	e.t.Helper()
+	ctx := context.Background()
+	conn, err := e.db.Conn(ctx)
+	require.NoError(e.t, err)
+	defer conn.Close()
+	_, err = conn.ExecContext(ctx, "SET timestamp = ?", at.Unix())
+	require.NoError(e.t, err)
+	var ids []string
+	for i := 0; i < n; i++ {
+		ev := newEvent(fmt.Sprintf("agg-%d", i%3), typ, fmt.Sprintf(`{"i":%d}`, i))
+		tx, err := conn.BeginTx(ctx, nil)
+		require.NoError(e.t, err)
+		require.NoError(e.t, insertEvent(tx, ev))
+		require.NoError(e.t, tx.Commit())
+		ids = append(ids, ev.ID)
+	}
+	return ids
+}
+
+// gtidBinlogPos is the server's @@gtid_binlog_pos.
+func (e *env) gtidBinlogPos() string {
+	e.t.Helper()
+	var pos string
+	require.NoError(e.t, e.db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos))
+	return pos
+}
+
+// cliResult is the outcome of one binlog-router command.
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// cliRun runs binlog-router with args and waits for it (at most a minute).
+func cliRun(t testing.TB, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, routerBin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if _, exited := err.(*exec.ExitError); err != nil && !exited {
+		t.Fatalf("binlog-router %s: %v", args[0], err)
+	}
+	return cliResult{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// waitCheckpoint polls until the checkpoint of name is want.
+func waitCheckpoint(t testing.TB, e *env, name, want string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		cp, err := checkpoint.Load(context.Background(), e.prefix+"_checkpoints", name, kafkaOpts(e)...)
+		if err == nil && cp.GTIDSet == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("checkpoint %q never reached %q (last %+v, %v)", name, want, cp, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// loadCheckpointJSON returns the stored checkpoint of name as JSON ("" if
+// there is none).
+func loadCheckpointJSON(t testing.TB, e *env, name string) string {
+	t.Helper()
+	cp, err := checkpoint.Load(context.Background(), e.prefix+"_checkpoints", name, kafkaOpts(e)...)
+	if err != nil {
+		require.ErrorIs(t, err, checkpoint.ErrCheckpointMissing)
+		return ""
+	}
+	b, err := json.Marshal(cp)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func recordsByID(t testing.TB, recs []*kgo.Record) map[string]*kgo.Record {
+	t.Helper()
+	m := map[string]*kgo.Record{}
+	for _, r := range recs {
+		id, ok := header(r, "id")
+		require.True(t, ok, "record without id: %v", r)
+		require.Nil(t, m[id], "event %s published twice", id)
+		m[id] = r
+	}
+	return m
+}
+
+func newKgoClient(t testing.TB, e *env) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(kafkaOpts(e)...)
+	require.NoError(t, err)
+	t.Cleanup(cl.Close)
+	return cl
+}
