@@ -3,8 +3,9 @@ GO       ?= go
 PKGS     := ./...
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
+FUZZTIME ?= 5s
 
-.PHONY: build demo test test-short test-faults fuzz-short bench lint fmt vet clean
+.PHONY: image build demo test test-short test-faults fuzz-short bench lint fmt vet clean
 
 build: ## build bin/binlog-router (static)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/binlog-router ./cmd/binlog-router
@@ -25,10 +26,11 @@ test-faults: ## the long fault-injection variants
 fuzz-short: ## a few seconds of each fuzz target
 	@set -e; for spec in \
 		./internal/gtid:FuzzParseMySQL ./internal/gtid:FuzzParseMariaDB ./internal/gtid:FuzzAddMySQL \
-		./internal/route:FuzzTemplate ./internal/route:FuzzRecord; do \
+		./internal/gtid:FuzzSubtractMySQL ./internal/route:FuzzTemplate ./internal/route:FuzzRecord \
+		./internal/route:FuzzHeaders ./internal/schema:FuzzParseTableName ./outbox:FuzzQuoteTable; do \
 		pkg=$${spec%%:*}; fn=$${spec##*:}; \
 		echo "fuzz $$pkg $$fn"; \
-		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime 5s $$pkg; \
+		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; \
 	done
 
 bench: ## the side-by-side benchmark (writes bench-results/)
@@ -42,6 +44,9 @@ fmt:
 
 vet:
 	$(GO) vet $(PKGS)
+
+image: ## build the container image (needs a Docker engine)
+	docker build -f docker/Dockerfile --build-arg VERSION=$(VERSION) -t binlog-router:$(VERSION) .
 
 clean:
 	rm -rf bin bench-results

@@ -52,7 +52,7 @@ func TestFaultDatabaseRestart(t *testing.T) {
 
 	// A large transaction: the server dies while the router streams it, and
 	// the router resumes inside it after reconnecting. The load pauses so
-	// that what the router produces at the kill is of this transaction.
+	// that what the router produces next is of this transaction.
 	l.stop()
 	col.waitAll(t, committedRows(t, e.db), time.Minute)
 	big := newWriter(e.db, rng, "big", 50, 0)
@@ -64,12 +64,21 @@ func TestFaultDatabaseRestart(t *testing.T) {
 	if err := big.tx(ctx, bigRows); err != nil {
 		t.Fatalf("committing the %d-row transaction: %v", bigRows, err)
 	}
+	if watch != nil {
+		// Kill once the router has started producing the transaction.
+		for start := time.Now(); watch.records.Load() == base && time.Since(start) < 30*time.Second; {
+			time.Sleep(time.Millisecond)
+		}
+	}
 	if err := e.maria.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	if watch != nil {
-		t.Logf("mariadbd killed right after a %d-row transaction committed: the router had produced %d of its rows",
-			bigRows, watch.records.Load()-base)
+		n := watch.records.Load() - base
+		t.Logf("mariadbd killed right after a %d-row transaction committed: the router had produced %d of its rows", bigRows, n)
+		if n == 0 || n >= bigRows {
+			t.Errorf("the kill did not land while the router was streaming the large transaction")
+		}
 	}
 	l = startLoad(t, app, 500)
 	restart("database kill in a large transaction")

@@ -29,11 +29,16 @@ func run(args []string) int {
 	o := defaultOptions()
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	o.register(fs)
+	var table string
+	fs.StringVar(&table, "table", "", "print the table of a results JSON file and exit (no measuring)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
+	}
+	if table != "" {
+		return printSaved(table)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -61,6 +66,19 @@ func run(args []string) int {
 	}
 	log.Info().Str("file", path).Msg("results written")
 	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+// printSaved prints the table of a saved results file.
+func printSaved(path string) int {
+	r, err := readResults(path)
+	if err == nil {
+		err = r.printTable(os.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
 	return 0

@@ -52,8 +52,10 @@ func buildRecords(spec backlogSpec, prefix string, n int) ([]*kgo.Record, int64)
 	return recs, bytes
 }
 
-// producerOpts mirror the router's producer settings (internal/relay):
-// its partitioner, buffer bounds, batch size, no compression, no linger.
+// producerOpts mirror the router's producer settings (internal/relay
+// clientOpts with the default flags): its partitioner, buffer bounds,
+// batch size and no linger. Compression is left at franz-go's default
+// (snappy), as the router leaves it.
 func producerOpts(brokers []string) []kgo.Opt {
 	return []kgo.Opt{
 		kgo.SeedBrokers(brokers...), kgo.ClientID("bench-raw-produce"),
@@ -61,7 +63,6 @@ func producerOpts(brokers []string) []kgo.Opt {
 		kgo.MaxBufferedRecords(10000),
 		kgo.MaxBufferedBytes(32 << 20),
 		kgo.ProducerBatchMaxBytes(1 << 20),
-		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.ProducerLinger(0),
 	}
 }

@@ -59,6 +59,21 @@ type results struct {
 	Error                string             `json:"error,omitempty"`  // why the run stopped early, if it did
 }
 
+// readResults loads a results file written by writeJSON.
+func readResults(path string) (*results, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading results: %w", err)
+	}
+	var r results
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("decoding results %s: %w", path, err)
+	}
+	r.pickBest()
+	r.evaluate()
+	return &r, nil
+}
+
 // writeJSON writes r to dir/<timestamp>.json and dir/latest.json.
 func (r *results) writeJSON(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
