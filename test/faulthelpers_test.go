@@ -84,9 +84,11 @@ type writer struct {
 	pad    string   // filler making payloads larger
 	seq    []int    // next sequence number per aggregate
 
-	// ballast, when set, is written to table ballast in every transaction:
-	// binlog volume the router reads but does not route.
-	ballast []byte
+	// ballast, when set, is written ballastRows times (default once) to
+	// table ballast with every statement of up to 1000 outbox rows: binlog
+	// volume the router reads but does not route.
+	ballast     []byte
+	ballastRows int
 }
 
 func newWriter(db *sql.DB, rng *rand.Rand, prefix string, aggregates, padBytes int, types ...string) *writer {
@@ -109,12 +111,15 @@ func (w *writer) tx(ctx context.Context, n int) error {
 	if _, err := tx.ExecContext(ctx, "INSERT INTO orders (customer, total) VALUES ('load', 1)"); err != nil {
 		return err
 	}
-	if len(w.ballast) > 0 {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO ballast (data) VALUES (?)", w.ballast); err != nil {
-			return err
-		}
-	}
 	for done := 0; done < n; {
+		for range max(w.ballastRows, 1) {
+			if len(w.ballast) == 0 {
+				break
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO ballast (data) VALUES (?)", w.ballast); err != nil {
+				return err
+			}
+		}
 		k := min(n-done, 1000)
 		var sb strings.Builder
 		args := make([]any, 0, 4*k)

@@ -26,7 +26,11 @@ const usage = `binlog-router routes outbox rows from the MySQL/MariaDB binlog to
 
 Usage:
   binlog-router run [flags]              route until SIGTERM/SIGINT
-  binlog-router checkpoint show [flags]  print the stored checkpoint
+  binlog-router validate [flags]         check server, outbox tables, Kafka and checkpoint
+  binlog-router replay --from-gtid SET [--to-gtid SET | --to-time T] [--topic-prefix P] [--dry-run] [flags]
+                                         re-publish a binlog range
+  binlog-router checkpoint show|set|reset [flags]
+                                         print, move or delete the stored checkpoint
   binlog-router schema [--flavor mysql|mariadb] [--preset default|debezium] [--table db.outbox]
   binlog-router version
 

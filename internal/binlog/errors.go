@@ -52,7 +52,7 @@ func (e *PurgedError) Error() string {
 	if e.Server != "" {
 		fmt.Fprintf(&b, ": %s", e.Server)
 	}
-	b.WriteString("; events in that range were never published. Recover them from a backup or the outbox table itself, then restart from the server's earliest position with `binlog-router checkpoint set` or `--start earliest` after resetting the checkpoint")
+	b.WriteString("; events in that range were never published. Recover them from a backup or the outbox table itself, then move the checkpoint to the server's oldest position (`binlog-router validate` prints it) with `binlog-router checkpoint set --gtid <set>`, or reset it and start with --start earliest")
 	return b.String()
 }
 

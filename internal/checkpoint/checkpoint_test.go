@@ -100,3 +100,23 @@ func TestEnsureTopicRefusesDeletePolicy(t *testing.T) {
 	err = EnsureTopic(ctx, adm, "cp_deleting")
 	assert.ErrorContains(t, err, "cleanup.policy=compact")
 }
+
+func BenchmarkLoad(b *testing.B) {
+	k := devenv.NewKafka(b)
+	ctx := context.Background()
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(k.Brokers...), kgo.TransactionalID("bench"))
+	defer cl.Close()
+	require.NoError(b, EnsureTopic(ctx, kadm.NewClient(cl), "cp_bench"))
+	for i := 0; i < 3; i++ {
+		require.NoError(b, cl.BeginTransaction())
+		rec, _ := (&Checkpoint{Name: "a", GTIDSet: "0-1-1", Flavor: "mariadb"}).Record("cp_bench")
+		require.NoError(b, cl.ProduceSync(ctx, rec).FirstErr())
+		require.NoError(b, cl.EndTransaction(ctx, kgo.TryCommit))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Load(ctx, "cp_bench", "a", kgo.SeedBrokers(k.Brokers...)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

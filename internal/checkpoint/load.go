@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -43,6 +44,7 @@ func Load(ctx context.Context, topic, name string, opts ...kgo.Opt) (*Checkpoint
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.KeepControlRecords(),
+		kgo.FetchMaxWait(100*time.Millisecond),
 	)...)
 	if err != nil {
 		return nil, err

@@ -29,6 +29,15 @@ func (r *Relay) startPosition(ctx context.Context) (*gtid.Set, *checkpoint.Check
 	case !errors.Is(err, checkpoint.ErrCheckpointMissing):
 		return nil, nil, fmt.Errorf("loading checkpoint %q: %w", r.cfg.Name, err)
 	}
+	if r.cfg.Start == "earliest" && server.Flavor == gtid.MariaDB {
+		// An empty MariaDB position only works while the server still has
+		// its very first binlog; start where its oldest binlog starts.
+		_, before, err := binlog.OldestMariaDB(ctx, r.reader.DB())
+		if err != nil {
+			return nil, nil, fmt.Errorf("finding the oldest binlog for --start earliest: %w", err)
+		}
+		return before, nil, nil
+	}
 	set, err := ResolveStart(r.cfg.Start, server)
 	return set, nil, err
 }
@@ -39,8 +48,9 @@ func (r *Relay) startPosition(ctx context.Context) (*gtid.Set, *checkpoint.Check
 func ResolveStart(start string, server *binlog.Server) (*gtid.Set, error) {
 	switch {
 	case start == "earliest":
-		// MySQL cannot send purged transactions: start after them. A
-		// MariaDB empty position starts at the oldest binlog.
+		// MySQL cannot send purged transactions: start after them. An
+		// empty MariaDB position starts at the first binlog ever written
+		// (the relay asks the server for its oldest binlog instead).
 		if server.Flavor == gtid.MySQL {
 			return server.Purged.Clone(), nil
 		}

@@ -241,23 +241,5 @@ func readOldestBinlog(ctx context.Context, db *sql.DB) (*binlogStart, error) {
 	return nil, fmt.Errorf("no Gtid_list event among the first events of %s", file)
 }
 
-// parseGTIDList parses the Info of a MariaDB Gtid_list event, "[]" or
-// "[0-1-5,0-2-9,1-1-3]". The list holds the last GTID of each (domain,
-// server id) logged before the file, with the domain's most recent one
-// last, so for a domain listed more than once the later entry wins.
-func parseGTIDList(info string) (*gtid.Set, error) {
-	s := strings.TrimSpace(info)
-	if !strings.HasPrefix(s, "[") || !strings.HasSuffix(s, "]") {
-		return nil, fmt.Errorf("unexpected Gtid_list %q: want [domain-server-seq,...]", info)
-	}
-	set := gtid.New(gtid.MariaDB)
-	for _, g := range strings.Split(s[1:len(s)-1], ",") {
-		if g = strings.TrimSpace(g); g == "" {
-			continue
-		}
-		if err := set.Add(g); err != nil {
-			return nil, err
-		}
-	}
-	return set, nil
-}
+// parseGTIDList parses the Info of a MariaDB Gtid_list event.
+func parseGTIDList(info string) (*gtid.Set, error) { return binlog.ParseGTIDList(info) }
