@@ -1,5 +1,3 @@
-// Command binlog-router routes transactional-outbox rows from the
-// MySQL/MariaDB binlog to Kafka. See README.md.
 package main
 
 import (

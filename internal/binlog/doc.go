@@ -1,0 +1,29 @@
+// Package binlog is the protocol side of the router and the only package
+// that imports go-mysql's replication package. It connects to MySQL or
+// MariaDB as a replica, reads the row-based binlog from a GTID position and
+// turns it into the router's own values: OutboxRow (one INSERTed outbox
+// row, decoded by column name), Txn (a transaction's GTID and commit time)
+// and Batch (what the Reader hands over through a Queue).
+//
+// Contract:
+//   - Transactions are the unit. A transaction's GTID reaches a Batch's
+//     Done list only after all its outbox rows were queued, so a GTID set
+//     built from Done never covers a row that was not handed over.
+//   - Only INSERTs of the configured outbox tables are decoded; other
+//     tables' row events are skipped without decoding their rows. DELETEs
+//     of outbox rows are ignored; UPDATEs are reported (Observer) or fatal
+//     (UpdateFail).
+//   - Column names come from TABLE_MAP metadata when the server logs them
+//     (binlog_row_metadata=FULL), else from information_schema, re-read
+//     after DDL that may touch an outbox table. A row that cannot be mapped
+//     is a *RowError wrapping ErrUnmappable: never skipped.
+//   - Lost connections are retried with backoff from the last transaction
+//     handed over; a transaction cut off in the middle is read again from
+//     its start and the rows already handed over are skipped. Each
+//     transaction is delivered once per Reader.Run.
+//   - A purged start position is a *PurgedError (ErrBinlogPurged); denied
+//     credentials or privileges are ErrAccessDenied. Both are final.
+//   - Memory is bounded by the go-mysql event cache (Config.EventCache)
+//     and the Queue's row and byte limits, never by the size of a
+//     transaction or of the backlog. Row bytes alias the binlog packets.
+package binlog
