@@ -38,6 +38,7 @@ type Relay struct {
 	since              time.Time
 	lastCheckpoint     time.Time
 	partial            bool // inside a binlog transaction (not at a boundary)
+	commits            int  // commit points in this active session
 	events             uint64
 
 	errMu    sync.Mutex
@@ -64,7 +65,7 @@ func New(cfg Config, reader *binlog.Reader) (*Relay, error) {
 
 // reset clears the state of a previous active period.
 func (r *Relay) reset() {
-	r.inTxn, r.records, r.pendingTxns, r.partial, r.events = false, 0, 0, false, 0
+	r.inTxn, r.records, r.pendingTxns, r.partial, r.events, r.commits = false, 0, 0, false, 0, 0
 	r.errMu.Lock()
 	r.firstErr = nil
 	r.errMu.Unlock()
@@ -120,7 +121,7 @@ func (r *Relay) clientOpts() []kgo.Opt {
 // and waits to be elected again.
 func (r *Relay) Run(ctx context.Context) error {
 	if !r.cfg.HA {
-		return r.runActive(ctx)
+		return r.runRetrying(ctx)
 	}
 	// The election group consumes the checkpoint topic's one partition.
 	if err := r.ensureCheckpointTopic(ctx); err != nil {
@@ -139,7 +140,7 @@ func (r *Relay) Run(ctx context.Context) error {
 			}
 			return err
 		}
-		err = r.runActive(lctx)
+		err = r.runRetrying(lctx)
 		switch {
 		case ctx.Err() != nil:
 			return err
