@@ -1,7 +1,6 @@
 package route
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
@@ -165,7 +164,7 @@ func (r *Router) check(row *binlog.OutboxRow) *problem {
 	case len(row.EventType) == 0:
 		return newProblem(KindNullEventType, ErrNullEventType, "event_type is "+nullOrEmpty(row.EventType)+
 			"; every outbox row needs an event_type")
-	case r.cfg.ValidateJSON && row.Payload != nil && !json.Valid(row.Payload):
+	case r.cfg.ValidateJSON && row.Payload != nil && !validJSON(row.Payload):
 		return newProblem(KindInvalidPayloadJSON, ErrInvalidPayloadJSON, fmt.Sprintf(
 			"payload (%d bytes) is not valid JSON; write JSON or NULL, or turn payload JSON validation off (ValidateJSON)", len(row.Payload)))
 	}
