@@ -66,3 +66,20 @@ func TestDroppedColumnStops(t *testing.T) {
 	require.NoError(t, e.db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos))
 	assert.NotEqual(t, pos, cp.GTIDSet, "the checkpoint does not pass the unmappable row")
 }
+
+// TestMissingTopicStops: a topic that does not exist while creation is
+// off stops the router with an error naming the topic and the event; the
+// checkpoint stays before it.
+func TestMissingTopicStops(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ev := newEvent("a", "NoSuchTopic", `{}`)
+	e.insertTx(ev)
+	r := startRouter(t, e.args("notopic", "--auto-create-topics=false")...)
+	assert.Equal(t, 1, r.wait(90*time.Second))
+	log := r.out.String()
+	assert.Contains(t, log, e.prefix+".NoSuchTopic")
+	assert.Contains(t, log, ev.ID)
+	assert.Contains(t, log, "does not exist")
+	_, err := checkpoint.Load(context.Background(), e.prefix+"_checkpoints", "notopic", kafkaOpts(e)...)
+	assert.ErrorIs(t, err, checkpoint.ErrCheckpointMissing)
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
@@ -213,6 +214,9 @@ func describe(rec *kgo.Record, err error) error {
 		case "binlog_gtid":
 			gtidText = string(h.Value)
 		}
+	}
+	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+		err = fmt.Errorf("%w; topic %s does not exist and the brokers did not create it: create it, or allow auto-creation (--auto-create-topics and the brokers' auto.create.topics.enable)", err, rec.Topic)
 	}
 	if id == "" {
 		return fmt.Errorf("producing to topic %s: %w", rec.Topic, err)

@@ -56,7 +56,8 @@ func retriableKafka(err error) bool {
 		return false
 	case errors.Is(err, kerr.ProducerFenced), errors.Is(err, kerr.TransactionalIDAuthorizationFailed),
 		errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed),
-		errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge):
+		errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge),
+		errors.Is(err, kerr.UnknownTopicOrPartition):
 		return false
 	}
 	var ke *kerr.Error
