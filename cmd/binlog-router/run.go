@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -45,6 +46,7 @@ func cmdRun(ctx context.Context, args []string) int {
 	for _, w := range cfg.Warnings() {
 		log.Warn().Msg(w)
 	}
+	tuneGC(cfg.MemoryLimit)
 	err = route(ctx, &cfg, log)
 	code := exitCode(err)
 	if code != exitOK {
@@ -114,3 +116,15 @@ func (o *observer) DDL(gtid, query string) {
 }
 
 func (o *observer) Reconnect() {}
+
+// tuneGC trades memory the configuration already bounds for less garbage
+// collection: GOGC=400 under a soft memory limit, unless the operator set
+// GOGC or GOMEMLIMIT.
+func tuneGC(limit int64) {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" && limit > 0 {
+		debug.SetMemoryLimit(limit)
+	}
+}

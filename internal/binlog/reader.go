@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
@@ -219,10 +220,16 @@ func (r *Reader) session(ctx context.Context, from *gtid.Set, s *stream) (progre
 	if err != nil {
 		return false, err
 	}
-	dead := 3*r.cfg.Heartbeat + 2*time.Second
+	w := newWatchdog(ctx, 3*r.cfg.Heartbeat+2*time.Second)
+	defer w.stop()
 	for {
-		ev, err := r.next(ctx, streamer, dead)
+		w.waiting()
+		ev, err := streamer.GetEvent(w.ctx)
+		w.got()
 		if err != nil {
+			if ctx.Err() == nil && w.ctx.Err() != nil {
+				err = fmt.Errorf("no event or heartbeat from the server for %s", w.dead)
+			}
 			return progressed, err
 		}
 		progressed = true
@@ -235,16 +242,49 @@ func (r *Reader) session(ctx context.Context, from *gtid.Set, s *stream) (progre
 	}
 }
 
-// next waits for the next event; a connection silent for longer than dead
-// (no events, no heartbeats) is treated as lost.
-func (r *Reader) next(ctx context.Context, streamer *replication.BinlogStreamer, dead time.Duration) (*replication.BinlogEvent, error) {
-	wait, cancel := context.WithTimeout(ctx, dead)
-	defer cancel()
-	ev, err := streamer.GetEvent(wait)
-	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-		return nil, fmt.Errorf("no event or heartbeat from the server for %s", dead)
+// watchdog cancels its context when the reader has waited for the server
+// longer than dead: with heartbeats on, a silent connection is a dead one.
+// Time spent handing rows over (a full queue) does not count. It costs two
+// atomic stores per event instead of a timer per event.
+type watchdog struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	dead    time.Duration
+	since   atomic.Int64 // unix nanos when waiting began; 0 when not waiting
+	stopped chan struct{}
+}
+
+func newWatchdog(parent context.Context, dead time.Duration) *watchdog {
+	ctx, cancel := context.WithCancel(parent)
+	w := &watchdog{ctx: ctx, cancel: cancel, dead: dead, stopped: make(chan struct{})}
+	go w.watch()
+	return w
+}
+
+func (w *watchdog) waiting() { w.since.Store(time.Now().UnixNano()) }
+func (w *watchdog) got()     { w.since.Store(0) }
+
+func (w *watchdog) watch() {
+	t := time.NewTicker(max(w.dead/8, 50*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			if s := w.since.Load(); s != 0 && time.Since(time.Unix(0, s)) > w.dead {
+				w.cancel()
+				return
+			}
+		case <-w.stopped:
+			return
+		case <-w.ctx.Done():
+			return
+		}
 	}
-	return ev, err
+}
+
+func (w *watchdog) stop() {
+	close(w.stopped)
+	w.cancel()
 }
 
 // decodeOutboxRows runs on go-mysql's parser goroutine: it decodes the

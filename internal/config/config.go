@@ -45,6 +45,7 @@ type Config struct {
 	MaxBufferedRecords int           // --max-buffered-records
 	MaxBufferedBytes   int           // --max-buffered-bytes
 	MaxMessageBytes    int           // --max-message-bytes
+	MemoryLimit        int64         // --memory-limit: the Go runtime's soft memory limit (GOMEMLIMIT wins)
 	TransactionTimeout time.Duration // --transaction-timeout
 	KafkaTimeout       time.Duration // --kafka-timeout
 	ShutdownTimeout    time.Duration // --shutdown-timeout
@@ -110,6 +111,7 @@ func Default() Config {
 		MaxBufferedRecords: 10000,
 		MaxBufferedBytes:   32 << 20,
 		MaxMessageBytes:    1 << 20,
+		MemoryLimit:        128 << 20,
 		TransactionTimeout: 60 * time.Second,
 		KafkaTimeout:       2 * time.Minute,
 		ShutdownTimeout:    10 * time.Second,
