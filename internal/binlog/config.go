@@ -27,7 +27,7 @@ type Config struct {
 
 	// EventCache is how many parsed binlog events may wait between the
 	// network reader and the stream (go-mysql's EventCacheCount); with the
-	// batch limits below it bounds the reader's memory. Default 32.
+	// queue limits it bounds the reader's memory. Default 16.
 	EventCache int
 
 	// Heartbeat is the period at which an idle server sends heartbeats.
@@ -54,7 +54,7 @@ func (c *Config) setDefaults() {
 		c.Observer = nopObserver{}
 	}
 	if c.EventCache <= 0 {
-		c.EventCache = 32
+		c.EventCache = 16
 	}
 	if c.Heartbeat <= 0 {
 		c.Heartbeat = time.Second

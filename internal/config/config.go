@@ -107,7 +107,7 @@ func Default() Config {
 		CommitRecords:      10000,
 		CommitInterval:     100 * time.Millisecond,
 		IdleCheckpoint:     5 * time.Second,
-		EventCache:         32,
+		EventCache:         16,
 		MaxBufferedRecords: 10000,
 		MaxBufferedBytes:   32 << 20,
 		MaxMessageBytes:    1 << 20,

@@ -55,6 +55,9 @@ func (r *Relay) commit(ctx context.Context) (err error) {
 	r.cfg.Metrics.Committed(r.pending.String(), r.pendingTime, r.records)
 	r.committed = r.pending.Clone()
 	r.commits++
+	if r.progress != nil {
+		r.progress()
+	}
 	r.records, r.pendingTxns = 0, 0
 	r.lastCheckpoint = time.Now()
 	return nil

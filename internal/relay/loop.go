@@ -12,6 +12,10 @@ import (
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
+// ErrKafkaStalled means Kafka accepted no commit for --kafka-timeout while
+// records or transactions were waiting.
+var ErrKafkaStalled = errors.New("kafka accepted no commit")
+
 // errReaderStopped means the binlog reader returned; its error is the
 // cause and is reported by Run.
 var errReaderStopped = errors.New("binlog reader stopped")
@@ -21,10 +25,25 @@ var errReaderStopped = errors.New("binlog reader stopped")
 func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 	// Producing must outlive the cancellation of ctx to finish the open
 	// transaction; work is cancelled only when the shutdown deadline passes.
-	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelWork()
-	stopWatch := context.AfterFunc(ctx, func() { time.AfterFunc(r.cfg.ShutdownTimeout, cancelWork) })
+	work, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelWork(nil)
+	stopWatch := context.AfterFunc(ctx, func() {
+		time.AfterFunc(r.cfg.ShutdownTimeout, func() { cancelWork(context.Canceled) })
+	})
 	defer stopWatch()
+	// Kafka that takes nothing for KafkaTimeout while work is pending stops
+	// the relay, even when it is blocked in Produce on a full buffer.
+	stall := time.AfterFunc(r.cfg.KafkaTimeout, func() {
+		cancelWork(fmt.Errorf("%w for %s (--kafka-timeout)", ErrKafkaStalled, r.cfg.KafkaTimeout))
+	})
+	defer stall.Stop()
+	r.progress = func() { stall.Reset(r.cfg.KafkaTimeout) }
+	fail := func(err error) error {
+		if c := context.Cause(work); errors.Is(c, ErrKafkaStalled) {
+			err = fmt.Errorf("%w (last error: %v)", c, err)
+		}
+		return r.fail(err)
+	}
 
 	tick := time.NewTicker(max(r.cfg.CommitInterval, 10*time.Millisecond))
 	defer tick.Stop()
@@ -34,10 +53,10 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 		b, closed := q.Take()
 		if !b.Empty() {
 			if err := r.handle(work, b); err != nil {
-				return r.fail(err)
+				return fail(err)
 			}
 			if err := r.commitIf(work, r.dueCount()); err != nil {
-				return r.fail(err)
+				return fail(err)
 			}
 			if stopping && !r.partial {
 				return r.commitIf(work, r.pendingTxns > 0 || r.records > 0)
@@ -50,7 +69,10 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 		}
 		// The reader has nothing ready: commit now rather than wait.
 		if err := r.commitIf(work, r.dueIdle()); err != nil {
-			return r.fail(err)
+			return fail(err)
+		}
+		if r.records == 0 && r.pendingTxns == 0 {
+			r.progress() // nothing waits for Kafka
 		}
 		if stopping && !r.partial {
 			return r.commitIf(work, r.pendingTxns > 0 || r.records > 0)
@@ -60,12 +82,15 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 		case <-tick.C:
 			r.cfg.Metrics.Buffered(r.cl.BufferedProduceRecords())
 			if err := r.commitIf(work, r.dueTime()); err != nil {
-				return r.fail(err)
+				return fail(err)
 			}
 		case <-done:
 			stopping, done = true, nil
 			r.log.Info().Msg("stopping: finishing the current transaction")
 		case <-work.Done():
+			if c := context.Cause(work); errors.Is(c, ErrKafkaStalled) {
+				return fail(c)
+			}
 			r.abort()
 			return ctx.Err()
 		}

@@ -38,8 +38,9 @@ type Relay struct {
 	records            int  // records since the last commit point
 	since              time.Time
 	lastCheckpoint     time.Time
-	partial            bool // inside a binlog transaction (not at a boundary)
-	commits            int  // commit points in this active session
+	partial            bool   // inside a binlog transaction (not at a boundary)
+	commits            int    // commit points in this active session
+	progress           func() // called when Kafka took a commit or nothing waits
 	events             uint64
 
 	errMu    sync.Mutex
@@ -98,7 +99,6 @@ func (r *Relay) clientOpts() []kgo.Opt {
 		kgo.MaxBufferedBytes(r.cfg.MaxBufferedBytes),
 		kgo.ProducerBatchMaxBytes(int32(r.cfg.MaxMessageBytes)),
 		kgo.ProducerLinger(0),
-		kgo.RecordDeliveryTimeout(r.cfg.KafkaTimeout),
 	)
 	if *r.cfg.AutoCreateTopics {
 		opts = append(opts, kgo.AllowAutoTopicCreation())

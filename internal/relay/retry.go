@@ -52,7 +52,7 @@ func (r *Relay) runRetrying(ctx context.Context) error {
 // repeat (record too large, authorization, fencing by another router).
 func retriableKafka(err error) bool {
 	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, kgo.ErrRecordTimeout):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, kgo.ErrRecordTimeout), errors.Is(err, ErrKafkaStalled):
 		return false
 	case errors.Is(err, kerr.ProducerFenced), errors.Is(err, kerr.TransactionalIDAuthorizationFailed),
 		errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed),
