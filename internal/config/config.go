@@ -111,7 +111,7 @@ func Default() Config {
 		MaxBufferedRecords: 10000,
 		MaxBufferedBytes:   32 << 20,
 		MaxMessageBytes:    1 << 20,
-		MemoryLimit:        128 << 20,
+		MemoryLimit:        96 << 20,
 		TransactionTimeout: 60 * time.Second,
 		KafkaTimeout:       2 * time.Minute,
 		ShutdownTimeout:    10 * time.Second,
