@@ -45,3 +45,15 @@ func goModuleVersion(ctx context.Context, root, path string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// gitRevision describes the tree at root ("abc1234-dirty" when it has
+// uncommitted changes), or "unknown".
+func gitRevision(ctx context.Context, root string) string {
+	cmd := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}

@@ -19,6 +19,7 @@ type machine struct {
 	Kfake      string  `json:"kfake_version"`
 	FranzGo    string  `json:"franz_go_version"`
 	GoMySQL    string  `json:"go_mysql_version"`
+	Revision   string  `json:"revision"` // git describe --always --dirty of the tree the router was built from
 	RouterEnv  string  `json:"router_env,omitempty"`
 	RouterArgs string  `json:"router_args,omitempty"`
 }
@@ -31,6 +32,7 @@ func describeMachine(ctx context.Context, e *env, o *options) machine {
 		Kfake:      goModuleVersion(ctx, e.root, "github.com/twmb/franz-go/pkg/kfake"),
 		FranzGo:    goModuleVersion(ctx, e.root, "github.com/twmb/franz-go"),
 		GoMySQL:    goModuleVersion(ctx, e.root, "github.com/go-mysql-org/go-mysql"),
+		Revision:   gitRevision(ctx, e.root),
 		RouterEnv:  strings.Join(o.RouterEnv, ","),
 		RouterArgs: strings.Join(o.RouterArgs, ","),
 	}

@@ -56,13 +56,16 @@ func (r *results) printTable(w io.Writer) error {
 	}
 	if d := r.RawDecode; d != nil {
 		add("raw decode (go-mysql BinlogSyncer)", thousands(d.RowsPerSec)+" rows/s"+r.spreadNote(spreadRawDecode)+othersNote(d.CPU))
+		add("  client CPU per 100k rows", f2(per100k(d.CPU.Bench, d.Rows))+" s")
 	}
 	if p := r.RawIdempotent; p != nil {
 		add("raw produce, idempotent acks=all", thousands(p.RecordsPerSec)+" rec/s"+r.spreadNote(spreadRawIdempotent)+othersNote(p.CPU))
+		add("  client CPU per 100k records", f2(per100k(p.CPU.Bench, p.Records))+" s")
 	}
 	if p := r.RawTransactional; p != nil {
 		add(fmt.Sprintf("raw produce, transactional (commit per %s)", thousands(float64(p.CommitEvery))),
 			thousands(p.RecordsPerSec)+" rec/s"+r.spreadNote(spreadRawTransactional)+othersNote(p.CPU))
+		add("  client CPU per 100k records", f2(per100k(p.CPU.Bench, p.Records))+" s")
 	}
 	rt := r.ratios()
 	for _, k := range []string{spreadExactlyOnce, spreadAtLeastOnce} {
@@ -120,8 +123,8 @@ func (r *results) printTable(w io.Writer) error {
 
 	m := r.Machine
 	fmt.Fprintf(w, "binlog-router benchmark, %s%s\n", r.Time.UTC().Format("2006-01-02 15:04 UTC"), map[bool]string{true: " (quick)"}[r.Quick])
-	fmt.Fprintf(w, "machine: %d x %s, %.1f GiB; MariaDB %s; %s; kfake %s\n",
-		m.CPUs, m.CPUModel, m.MemoryGiB, m.MariaDB, m.Go, kfakeCommit(m.Kfake))
+	fmt.Fprintf(w, "machine: %d x %s, %.1f GiB; MariaDB %s; %s; kfake %s; router tree %s\n",
+		m.CPUs, m.CPUModel, m.MemoryGiB, m.MariaDB, m.Go, kfakeCommit(m.Kfake), orUnknown(m.Revision))
 	if m.RouterArgs != "" || m.RouterEnv != "" {
 		fmt.Fprintf(w, "router started with extra flags %q, environment %q\n", m.RouterArgs, m.RouterEnv)
 	}
@@ -167,6 +170,21 @@ func (r *results) catchupRuns(key string) []catchupResult {
 		return r.ExactlyOnceRuns
 	}
 	return r.AtLeastOnceRuns
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// per100k scales CPU seconds for n events to 100,000 events.
+func per100k(seconds float64, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return seconds / float64(n) * 100000
 }
 
 // cpuSplit shows where the CPU of a measurement went.
