@@ -48,13 +48,16 @@ func (r *Relay) runRetrying(ctx context.Context) error {
 
 // retriableKafka reports whether err is a Kafka error that may go away:
 // transport errors, retriable broker errors, unknown commit outcomes. It
-// is false for our own timeouts (KafkaTimeout passed) and for errors that
-// repeat (record too large, authorization, fencing by another router).
+// is false for our own timeouts (KafkaTimeout passed), for errors that
+// repeat (record too large, authorization), and for fencing: another
+// producer with our transactional id (a second router, or an operator's
+// forced checkpoint) now owns it, and resuming would fence it in turn.
 func retriableKafka(err error) bool {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, kgo.ErrRecordTimeout), errors.Is(err, ErrKafkaStalled):
 		return false
-	case errors.Is(err, kerr.ProducerFenced), errors.Is(err, kerr.TransactionalIDAuthorizationFailed),
+	case errors.Is(err, kerr.ProducerFenced), errors.Is(err, kerr.InvalidProducerEpoch),
+		errors.Is(err, kerr.TransactionalIDAuthorizationFailed),
 		errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed),
 		errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge),
 		errors.Is(err, kerr.UnknownTopicOrPartition):
@@ -63,7 +66,7 @@ func retriableKafka(err error) bool {
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
 		return ke.Retriable || errors.Is(err, kerr.UnknownServerError) || errors.Is(err, kerr.OperationNotAttempted) ||
-			errors.Is(err, kerr.TransactionAbortable) || errors.Is(err, kerr.InvalidProducerEpoch)
+			errors.Is(err, kerr.TransactionAbortable)
 	}
 	var ne net.Error
 	if errors.As(err, &ne) {
