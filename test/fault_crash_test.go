@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/relay"
@@ -145,7 +147,8 @@ func rowsInWindows(t testing.TB, ws []crashWindow, got []delivered) int {
 // AddPartitionsToTxn opens one, EndTxn or a new InitProducerID ends it.
 type txnWatch struct {
 	open    atomic.Bool
-	records atomic.Int64 // records in the transactional produce requests
+	records atomic.Int64              // records produced, except to the skipped topic
+	skip    atomic.Pointer[[16]byte] // a topic id (produce v13+ names topics by id)
 }
 
 func watchTxns(c *kfake.Cluster, txnID string) *txnWatch {
@@ -163,7 +166,11 @@ func watchTxns(c *kfake.Cluster, txnID string) *txnWatch {
 		if p.TransactionID == nil || *p.TransactionID != txnID {
 			return ""
 		}
+		skip := w.skip.Load()
 		for _, tp := range p.Topics {
+			if skip != nil && tp.TopicID == *skip {
+				continue
+			}
 			for _, pp := range tp.Partitions {
 				w.records.Add(int64(batchRecords(pp.Records)))
 			}
@@ -196,4 +203,21 @@ func batchRecords(b []byte) int {
 		b = b[size:]
 	}
 	return n
+}
+
+// skipTopic makes the watch ignore records produced to topic, which
+// must exist.
+func (w *txnWatch) skipTopic(t testing.TB, e *env, topic string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kafkaOpts(e)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	topics, err := kadm.NewClient(cl).ListTopics(t.Context(), topic)
+	if err != nil || topics.Error() != nil {
+		t.Fatalf("looking up topic %s: %v %v", topic, err, topics.Error())
+	}
+	id := [16]byte(topics[topic].ID)
+	w.skip.Store(&id)
 }
