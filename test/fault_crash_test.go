@@ -147,7 +147,7 @@ func rowsInWindows(t testing.TB, ws []crashWindow, got []delivered) int {
 // AddPartitionsToTxn opens one, EndTxn or a new InitProducerID ends it.
 type txnWatch struct {
 	open    atomic.Bool
-	records atomic.Int64              // records produced, except to the skipped topic
+	records atomic.Int64             // records produced, except to the skipped topic
 	skip    atomic.Pointer[[16]byte] // a topic id (produce v13+ names topics by id)
 }
 
