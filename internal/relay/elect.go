@@ -44,7 +44,9 @@ func newElector(cfg Config) (*elector, error) {
 		kgo.WithLogger(logging.Kgo(cfg.Logger)),
 		kgo.ConsumerGroup(GroupID(cfg.Name)),
 		kgo.ConsumeTopics(cfg.CheckpointTopic),
-		kgo.Balancers(kgo.RangeBalancer()),
+		// Sticky and cooperative: a router joining the group does not take
+		// the role from the active one.
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.SessionTimeout(cfg.HATimeout),
 		kgo.HeartbeatInterval(max(cfg.HATimeout/10, 100*time.Millisecond)),
 		kgo.RebalanceTimeout(cfg.HATimeout),
