@@ -101,15 +101,16 @@ func failoverTest(t *testing.T) {
 	time.Sleep(randDur(rng, 500*time.Millisecond, 1500*time.Millisecond)) // rows pile up
 	l.stop()
 	waitReplicated(t, rdb, gtidPos(t, e.db))
-	if err := r.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(randDur(rng, 0, 300*time.Millisecond))
+	// The primary dies while the router still has the backlog to read,
+	// and so does the paused router (its host went down with it): what it
+	// had not committed is the backlog the router on the replica must
+	// publish. (Resuming it instead lets it drain the rows already in its
+	// socket buffers, leaving no backlog to prove anything.)
 	if err := e.maria.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	code := r.stop(30 * time.Second)
-	t.Logf("primary killed; the old router exited with %d on SIGTERM", code)
+	r.kill()
+	t.Logf("primary and its router killed")
 
 	// The replica applied everything it received; it is promoted.
 	eventually(t, time.Minute, "replica applying all it received", func() bool {
