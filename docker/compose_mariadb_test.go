@@ -36,7 +36,7 @@ import (
 // consumer reading its event from Kafka.
 func TestComposeSetupOnMariaDB(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts MariaDB, Kafka and the router")
+		t.Skip("-short: starts MariaDB, Kafka and the router")
 	}
 	bin := routerBinary(t)
 	m := devenv.NewMariaDB(t, devenv.MariaDBConfig{})

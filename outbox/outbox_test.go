@@ -79,7 +79,7 @@ func createTable(t *testing.T, db *sql.DB, w *outbox.Writer) {
 // back. One server serves every subtest; each subtest has its own table.
 func TestWithMariaDB(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a MariaDB server")
+		t.Skip("-short: starts a MariaDB server")
 	}
 	m := devenv.NewMariaDB(t, devenv.MariaDBConfig{})
 	db := devenv.CreateDatabase(t, m, "app")

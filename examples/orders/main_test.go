@@ -15,7 +15,7 @@ import (
 // the tables are created once, each run commits one order and its event.
 func TestRunAgainstMariaDB(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a MariaDB server")
+		t.Skip("-short: starts a MariaDB server")
 	}
 	m := devenv.NewMariaDB(t, devenv.MariaDBConfig{})
 	db := devenv.CreateDatabase(t, m, "shop")

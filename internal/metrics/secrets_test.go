@@ -28,7 +28,7 @@ const secret = "s3cr3t-Pa55"
 // the password provably reached the process and was used.
 func TestSecretsNeverLogged(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary")
+		t.Skip("-short: builds and runs the binary")
 	}
 	bin := filepath.Join(t.TempDir(), "binlog-router")
 	build := exec.Command("go", "build", "-o", bin, "github.com/binlog-router/binlog-router/cmd/binlog-router")

@@ -177,7 +177,7 @@ func TestRequireUUID(t *testing.T) {
 
 func TestAllocations(t *testing.T) {
 	if testing.Short() {
-		t.Skip("allocation counts")
+		t.Skip("-short: allocation counts")
 	}
 	r := newRouter(t, nil)
 	row := testRow()

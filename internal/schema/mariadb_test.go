@@ -16,7 +16,7 @@ import (
 // checked as golden text (TestDDLGolden): no MySQL server is available here.
 func TestMariaDBDDLApplies(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a MariaDB server")
+		t.Skip("-short: starts a MariaDB server")
 	}
 	m := devenv.NewMariaDB(t, devenv.MariaDBConfig{})
 
