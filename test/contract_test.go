@@ -127,7 +127,8 @@ func TestDDLMidStream(t *testing.T) {
 }
 
 // TestKcatReadsRecords reads the records with librdkafka's kcat, an
-// independent client: same keys, headers and values.
+// independent client: same keys, headers and values, from zstd-compressed
+// batches (every other test produces snappy ones, the default).
 func TestKcatReadsRecords(t *testing.T) {
 	kcat, err := exec.LookPath("kcat")
 	if err != nil {
@@ -136,7 +137,7 @@ func TestKcatReadsRecords(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	evs := []event{newEvent("k1", "Kcat", `{"a":1}`), newEvent("k2", "Kcat", `{"b":"ü"}`)}
 	e.insertTx(evs...)
-	r := startRouter(t, e.args("kcat")...)
+	r := startRouter(t, e.args("kcat", "--compression", "zstd")...)
 	newConsumer(t, e.kafka.Brokers, e.topicRegex()).read(2, 60*time.Second)
 	require.Equal(t, 0, r.stop(20*time.Second))
 

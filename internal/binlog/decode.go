@@ -15,7 +15,7 @@ var empty = []byte{}
 // packet, and so do the returned slices.
 func rowFromValues(t *table, values []any, dst *OutboxRow) {
 	l := &t.layout
-	dst.Database, dst.Table = t.db, t.tbl
+	rowIdentity(t, dst)
 	dst.EventID = column(values, l.EventID)
 	dst.AggregateType = column(values, l.AggregateType)
 	dst.AggregateID = column(values, l.AggregateID)
@@ -26,6 +26,9 @@ func rowFromValues(t *table, values []any, dst *OutboxRow) {
 	dst.Headers = column(values, l.Headers)
 	dst.CreatedAt = timeColumn(values, l.CreatedAt)
 }
+
+// rowIdentity sets the row's table.
+func rowIdentity(t *table, dst *OutboxRow) { dst.Database, dst.Table = t.db, t.tbl }
 
 // column returns the value at index i as bytes; nil for NULL or i < 0.
 func column(values []any, i int) []byte {

@@ -41,6 +41,7 @@ func ReadFile(ctx context.Context, path string, cfg FileConfig, fn func(Batch) e
 		observer: nopObserver{},
 		out:      &fileSink{fn: fn},
 		pos:      Position{File: filepath.Base(path)},
+		rows:     newUndecoded(),
 	}
 	p := replication.NewBinlogParser()
 	p.SetFlavor(string(cfg.Flavor))
@@ -48,7 +49,7 @@ func ReadFile(ctx context.Context, path string, cfg FileConfig, fn func(Batch) e
 	p.SetRenderJSONAsMySQLText(true)
 	p.SetVerifyChecksum(false)
 	p.SetRowsEventDecodeFunc(func(e *replication.RowsEvent, data []byte) error {
-		return decodeOutboxRows(outbox, e, data)
+		return decodeOutboxRows(outbox, s.rows, e, data)
 	})
 	err := p.ParseFile(path, 0, func(ev *replication.BinlogEvent) error {
 		if err := ctx.Err(); err != nil {

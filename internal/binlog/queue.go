@@ -18,6 +18,7 @@ type Queue struct {
 
 	mu     sync.Mutex
 	cur    Batch
+	spare  Batch // slices of a recycled batch, for the next one
 	closed bool
 	err    error
 
@@ -40,7 +41,9 @@ func (q *Queue) Ready() <-chan struct{} { return q.ready }
 // Err says why.
 func (q *Queue) Take() (b Batch, closed bool) {
 	q.mu.Lock()
-	b, q.cur = q.cur, Batch{}
+	if !q.cur.Empty() {
+		b, q.cur = q.cur, Batch{}
+	}
 	closed = q.closed
 	q.mu.Unlock()
 	select {
@@ -48,6 +51,23 @@ func (q *Queue) Take() (b Batch, closed bool) {
 	default:
 	}
 	return b, closed
+}
+
+// Recycle hands the slices of a taken batch back to be filled again, so
+// that a steady stream of batches allocates none. The caller must not use
+// b, or rows of it, afterwards (values the rows pointed to, such as their
+// byte slices and Txn, stay valid). Recycling is optional.
+func (q *Queue) Recycle(b Batch) {
+	clear(b.Rows) // no references into decoded packets stay behind
+	clear(b.Done)
+	q.mu.Lock()
+	if cap(b.Rows) > cap(q.spare.Rows) {
+		q.spare.Rows = b.Rows[:0]
+	}
+	if cap(b.Done) > cap(q.spare.Done) {
+		q.spare.Done = b.Done[:0]
+	}
+	q.mu.Unlock()
 }
 
 // Err is the reader's error after the queue was closed.
@@ -94,6 +114,9 @@ const txnSize = 128
 // addRow queues one row of an open transaction.
 func (q *Queue) addRow(ctx context.Context, r OutboxRow, size int, pos Position) error {
 	return q.put(ctx, func(b *Batch) {
+		if b.Rows == nil {
+			b.Rows, q.spare.Rows = q.spare.Rows, nil
+		}
 		b.Rows = append(b.Rows, r)
 		b.Bytes += size
 		b.Open, b.Pos, b.Heartbeat = true, pos, false
@@ -103,13 +126,17 @@ func (q *Queue) addRow(ctx context.Context, r OutboxRow, size int, pos Position)
 // done queues the end of a transaction.
 func (q *Queue) done(ctx context.Context, t *Txn, pos Position) error {
 	return q.put(ctx, func(b *Batch) {
+		if b.Done == nil {
+			b.Done, q.spare.Done = q.spare.Done, nil
+		}
 		b.Done = append(b.Done, t)
 		b.Bytes += txnSize
 		b.Open, b.Pos, b.Heartbeat = false, pos, false
 	})
 }
 
-// put applies add to the current batch once it has room.
+// put applies add to the current batch once it has room; add runs with
+// mu held.
 func (q *Queue) put(ctx context.Context, add func(*Batch)) error {
 	for {
 		q.mu.Lock()

@@ -104,3 +104,27 @@ func TestQueueConcurrentOrder(t *testing.T) {
 	assert.Equal(t, n/2, rows)
 	assert.Equal(t, n, txns)
 }
+
+// A recycled batch's slices are filled again, cleared of what they held.
+func TestQueueRecycle(t *testing.T) {
+	ctx := context.Background()
+	q := NewQueue(100, 1<<20)
+	t1 := &Txn{GTID: "0-1-1"}
+	for range 3 {
+		require.NoError(t, q.addRow(ctx, OutboxRow{Txn: t1, Payload: []byte("x")}, 1, Position{}))
+	}
+	require.NoError(t, q.done(ctx, t1, Position{}))
+	b, _ := q.Take()
+	rows := b.Rows[:cap(b.Rows)]
+	q.Recycle(b)
+	assert.Nil(t, rows[0].Payload, "recycled rows keep no references")
+
+	e, _ := q.Take()
+	assert.True(t, e.Empty(), "an empty take keeps the spare slices")
+	t2 := &Txn{GTID: "0-1-2"}
+	require.NoError(t, q.addRow(ctx, OutboxRow{Txn: t2}, 1, Position{}))
+	b, _ = q.Take()
+	require.Len(t, b.Rows, 1)
+	assert.Same(t, &rows[0], &b.Rows[0], "the recycled slice is reused")
+	assert.Same(t, t2, b.Rows[0].Txn)
+}

@@ -116,6 +116,7 @@ func (r *Reader) Run(ctx context.Context, from *gtid.Set, q *Queue) (err error) 
 		onUpdate: r.cfg.OnUpdate,
 		observer: r.cfg.Observer,
 		out:      &trackingSink{q: q, delivered: delivered},
+		rows:     newUndecoded(),
 	}
 	backoff := r.cfg.BackoffMin
 	var failingSince time.Time
@@ -194,7 +195,7 @@ func (r *Reader) session(ctx context.Context, from *gtid.Set, s *stream) (progre
 	if err != nil {
 		return false, &sessionError{fmt.Errorf("start position %q: %w", from.String(), err)}
 	}
-	outbox := r.outbox
+	outbox, rows := r.outbox, s.rows
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
 		ServerID:              r.cfg.ServerID,
 		Flavor:                string(r.server.Flavor),
@@ -212,7 +213,7 @@ func (r *Reader) session(ctx context.Context, from *gtid.Set, s *stream) (progre
 		EventCacheCount:       r.cfg.EventCache,
 		Logger:                logging.Slog(r.cfg.Logger, "go-mysql"),
 		RowsEventDecodeFunc: func(e *replication.RowsEvent, data []byte) error {
-			return decodeOutboxRows(outbox, e, data)
+			return decodeOutboxRows(outbox, rows, e, data)
 		},
 	})
 	defer syncer.Close()
@@ -285,21 +286,6 @@ func (w *watchdog) watch() {
 func (w *watchdog) stop() {
 	close(w.stopped)
 	w.cancel()
-}
-
-// decodeOutboxRows runs on go-mysql's parser goroutine: it decodes the
-// row data of INSERTs into outbox tables only. Other tables' rows, and
-// updates and deletes, keep just their header (table and type), which is
-// all the stream looks at.
-func decodeOutboxRows(outbox outboxSet, e *replication.RowsEvent, data []byte) error {
-	pos, err := e.DecodeHeader(data)
-	if err != nil {
-		return err
-	}
-	if e.Type() != replication.EnumRowsEventTypeInsert || !outbox.has(e.Table.Schema, e.Table.Table) {
-		return nil
-	}
-	return e.DecodeData(pos, data)
 }
 
 func (r *Reader) columnSource(ctx context.Context, database, table string) ([]string, error) {

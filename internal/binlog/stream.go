@@ -3,6 +3,7 @@ package binlog
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -56,6 +57,7 @@ type stream struct {
 	onUpdate UpdatePolicy
 	observer Observer
 	out      sink
+	rows     *undecoded // row data of outbox INSERTs left undecoded by the parser
 
 	pos Position
 
@@ -88,7 +90,7 @@ func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error 
 	case *replication.XIDEvent:
 		return s.end(ctx)
 	case *replication.RowsEvent:
-		return s.rowsEvent(ctx, e)
+		return s.rowsEvent(ctx, e, ev.Header.EventType)
 	case *replication.TransactionPayloadEvent:
 		for _, inner := range e.Events {
 			if err := s.handle(ctx, inner); err != nil {
@@ -172,7 +174,8 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 	return nil
 }
 
-func (s *stream) rowsEvent(ctx context.Context, e *replication.RowsEvent) error {
+func (s *stream) rowsEvent(ctx context.Context, e *replication.RowsEvent, typ replication.EventType) error {
+	data, undecoded := s.rows.take(e)
 	if e.Table == nil || !s.tables.outbox.has(e.Table.Schema, e.Table.Table) || s.txn == nil {
 		return nil
 	}
@@ -193,25 +196,77 @@ func (s *stream) rowsEvent(ctx context.Context, e *replication.RowsEvent) error 
 	if err != nil {
 		return err
 	}
-	for _, values := range e.Rows {
-		if s.skip > 0 {
-			s.skip--
-			s.emitted++
-			continue
+	done := 0
+	if undecoded {
+		var fastErr error
+		if done, fastErr = s.fastRows(ctx, t, e, typ, data); fastErr == nil {
+			return nil
+		} else if ctx.Err() != nil {
+			return fastErr
 		}
+		// go-mysql's decoder takes over after the rows handed over.
+		if err := e.DecodeData(0, data); err != nil {
+			return &RowError{Table: t.name, GTID: s.txn.GTID,
+				Err: fmt.Errorf("%w: decoding the row image: %v", ErrUnmappable, err)}
+		}
+	}
+	for _, values := range e.Rows[min(done, len(e.Rows)):] {
 		if len(values) != t.layout.NumColumns {
 			return &RowError{Table: t.name, GTID: s.txn.GTID,
 				Err: fmt.Errorf("%w: row has %d columns, the table's layout %d", ErrUnmappable, len(values), t.layout.NumColumns)}
 		}
 		var r OutboxRow
 		rowFromValues(t, values, &r)
-		r.Txn = s.txn
-		size := len(r.Payload) + len(r.EventID) + len(r.AggregateID) + len(r.EventType) + len(r.Headers) + 160
-		if err := s.out.addRow(ctx, r, size, s.pos); err != nil {
+		if err := s.emit(ctx, t, r); err != nil {
 			return err
 		}
-		s.emitted++
 	}
+	return nil
+}
+
+// errNoCodec sends a rows event to go-mysql's decoder.
+var errNoCodec = errors.New("no row codec for the table")
+
+// fastRows hands over the rows of an undecoded INSERT event decoded by the
+// table's rowCodec and returns how many it handed over; an error other
+// than the context's leaves the rest to go-mysql's decoder.
+func (s *stream) fastRows(ctx context.Context, t *table, e *replication.RowsEvent, typ replication.EventType, data []byte) (int, error) {
+	if typ != replication.WRITE_ROWS_EVENTv2 && typ != replication.WRITE_ROWS_EVENTv1 {
+		return 0, errNoCodec // compressed (MariaDB) or a format it does not know
+	}
+	c := t.codecFor(e.Table)
+	if !c.usable {
+		return 0, errNoCodec
+	}
+	n := 0
+	for pos := 0; pos < len(data); n++ {
+		var r OutboxRow
+		k, err := c.row(data[pos:], e.ColumnBitmap1, &r)
+		if err != nil {
+			return n, err
+		}
+		pos += k
+		rowIdentity(t, &r)
+		if err := s.emit(ctx, t, r); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// emit hands one row over, unless it was delivered before a reconnect.
+func (s *stream) emit(ctx context.Context, t *table, r OutboxRow) error {
+	if s.skip > 0 {
+		s.skip--
+		s.emitted++
+		return nil
+	}
+	r.Txn = s.txn
+	size := len(r.Payload) + len(r.EventID) + len(r.AggregateID) + len(r.EventType) + len(r.Headers) + 160
+	if err := s.out.addRow(ctx, r, size, s.pos); err != nil {
+		return err
+	}
+	s.emitted++
 	return nil
 }
 
@@ -236,4 +291,5 @@ func (s *stream) interrupted() {
 	}
 	s.txn, s.begun, s.emitted, s.skip = nil, false, 0, 0
 	s.tables.reset()
+	s.rows.reset()
 }

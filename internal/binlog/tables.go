@@ -61,6 +61,7 @@ type table struct {
 	db, tbl string
 	name    string // db.table
 	layout  schema.Layout
+	codec   *rowCodec // built by codecFor from the table's TABLE_MAP events
 }
 
 // tableCache resolves TABLE_MAP events of outbox tables to column layouts.

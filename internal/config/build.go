@@ -18,7 +18,12 @@ import (
 // SASL settings are invalid, every connection fails with that error
 // rather than fall back to plain, unauthenticated TCP.
 func (c *Config) KafkaOpts() []kgo.Opt {
-	opts := []kgo.Opt{kgo.SeedBrokers(c.KafkaBrokers...), kgo.ClientID("binlog-router")}
+	codec, _ := c.compression() // an invalid name is reported by Validate
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(c.KafkaBrokers...),
+		kgo.ClientID("binlog-router"),
+		kgo.ProducerBatchCompression(codec),
+	}
 	sec := c.resolved()
 	if sec.err != nil {
 		err := fmt.Errorf("invalid Kafka connection settings: %w", sec.err)

@@ -45,6 +45,7 @@ type Config struct {
 	MaxBufferedRecords int           // --max-buffered-records
 	MaxBufferedBytes   int           // --max-buffered-bytes
 	MaxMessageBytes    int           // --max-message-bytes
+	Compression        string        // --compression none|snappy|lz4|zstd|gzip
 	MemoryLimit        int64         // --memory-limit: the Go runtime's soft memory limit (GOMEMLIMIT wins)
 	TransactionTimeout time.Duration // --transaction-timeout
 	KafkaTimeout       time.Duration // --kafka-timeout
@@ -111,6 +112,7 @@ func Default() Config {
 		MaxBufferedRecords: 10000,
 		MaxBufferedBytes:   32 << 20,
 		MaxMessageBytes:    1 << 20,
+		Compression:        "snappy",
 		MemoryLimit:        96 << 20,
 		TransactionTimeout: 60 * time.Second,
 		KafkaTimeout:       2 * time.Minute,
@@ -161,6 +163,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Delivery != string(relay.ExactlyOnce) && c.Delivery != string(relay.AtLeastOnce) {
 		errs = append(errs, fmt.Errorf("--delivery %q: use exactly-once or at-least-once", c.Delivery))
+	}
+	if _, err := c.compression(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Start != "earliest" && c.Start != "latest" && !strings.HasPrefix(c.Start, "gtid:") {
 		errs = append(errs, fmt.Errorf("--start %q: use earliest, latest or gtid:<set>", c.Start))

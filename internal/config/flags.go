@@ -92,6 +92,7 @@ func (c *Config) RegisterRun(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxBufferedRecords, "max-buffered-records", c.MaxBufferedRecords, "Kafka producer buffer, records")
 	fs.IntVar(&c.MaxBufferedBytes, "max-buffered-bytes", c.MaxBufferedBytes, "Kafka producer buffer, bytes")
 	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", c.MaxMessageBytes, "largest record batch sent; at most the brokers' message.max.bytes")
+	fs.StringVar(&c.Compression, "compression", c.Compression, "record batch compression: none, snappy, lz4, zstd or gzip")
 	fs.Int64Var(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "soft memory limit of the Go runtime in bytes (env GOMEMLIMIT wins); with it the garbage collector runs less often (GOGC=400 unless GOGC is set)")
 	fs.DurationVar(&c.KafkaTimeout, "kafka-timeout", c.KafkaTimeout, "stop with an error when Kafka cannot take a record, flush or commit for this long")
 	fs.DurationVar(&c.TransactionTimeout, "transaction-timeout", c.TransactionTimeout, "Kafka transaction timeout")

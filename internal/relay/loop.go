@@ -55,6 +55,7 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 			if err := r.handle(work, b); err != nil {
 				return fail(err)
 			}
+			q.Recycle(b)
 			if err := r.commitIf(work, r.dueCount()); err != nil {
 				return fail(err)
 			}

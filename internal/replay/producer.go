@@ -40,7 +40,6 @@ func newProducer(ctx context.Context, cfg *Config) (*producer, error) {
 		kgo.MaxBufferedRecords(cfg.MaxBufferedRecords),
 		kgo.MaxBufferedBytes(cfg.MaxBufferedBytes),
 		kgo.ProducerBatchMaxBytes(int32(cfg.MaxMessageBytes)),
-		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.ProducerLinger(0),
 	)
 	if cfg.AutoCreateTopics {

@@ -57,7 +57,7 @@ func rawDecode(ctx context.Context, addr string, serverID uint32, bl backlog) (r
 		HeartbeatPeriod:       time.Second,
 		DisableRetrySync:      true,
 		DiscardGTIDSet:        true,
-		EventCacheCount:       32, // the router's --event-cache default
+		EventCacheCount:       16, // the router's --event-cache default
 		Logger:                slog.New(slog.DiscardHandler),
 		RowsEventDecodeFunc: func(e *replication.RowsEvent, data []byte) error {
 			pos, err := e.DecodeHeader(data)
@@ -76,10 +76,12 @@ func rawDecode(ctx context.Context, addr string, serverID uint32, bl backlog) (r
 		return res, fmt.Errorf("raw decode: starting replication: %w", err)
 	}
 	cur := position{}
+	// One deadline for the whole read: a timer per event would cost the
+	// baseline CPU the router does not spend (it uses a watchdog).
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
 	for {
-		evCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		ev, err := streamer.GetEvent(evCtx)
-		cancel()
+		ev, err := streamer.GetEvent(ctx)
 		if err != nil {
 			return res, fmt.Errorf("raw decode: after %d rows: %w", res.Rows, err)
 		}

@@ -54,8 +54,8 @@ func buildRecords(spec backlogSpec, prefix string, n int) ([]*kgo.Record, int64)
 
 // producerOpts mirror the router's producer settings (internal/relay
 // clientOpts with the default flags): its partitioner, buffer bounds,
-// batch size and no linger. Compression is left at franz-go's default
-// (snappy), as the router leaves it.
+// batch size, no linger and snappy compression (the router's default
+// --compression; -router-args that change it do not change this).
 func producerOpts(brokers []string) []kgo.Opt {
 	return []kgo.Opt{
 		kgo.SeedBrokers(brokers...), kgo.ClientID("bench-raw-produce"),
@@ -64,6 +64,7 @@ func producerOpts(brokers []string) []kgo.Opt {
 		kgo.MaxBufferedBytes(32 << 20),
 		kgo.ProducerBatchMaxBytes(1 << 20),
 		kgo.ProducerLinger(0),
+		kgo.ProducerBatchCompression(kgo.SnappyCompression()),
 	}
 }
 
