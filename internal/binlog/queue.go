@@ -19,6 +19,7 @@ type Queue struct {
 	mu     sync.Mutex
 	cur    Batch
 	spare  Batch // slices of a recycled batch, for the next one
+	last   int   // rows of the last batch taken: the capacity of a new one
 	closed bool
 	err    error
 
@@ -43,6 +44,7 @@ func (q *Queue) Take() (b Batch, closed bool) {
 	q.mu.Lock()
 	if !q.cur.Empty() {
 		b, q.cur = q.cur, Batch{}
+		q.last = len(b.Rows)
 	}
 	closed = q.closed
 	q.mu.Unlock()
@@ -116,6 +118,9 @@ func (q *Queue) addRow(ctx context.Context, r OutboxRow, size int, pos Position)
 	return q.put(ctx, func(b *Batch) {
 		if b.Rows == nil {
 			b.Rows, q.spare.Rows = q.spare.Rows, nil
+			if b.Rows == nil { // nothing recycled: size it like the last one
+				b.Rows = make([]OutboxRow, 0, min(max(q.last, 16), q.maxRows))
+			}
 		}
 		b.Rows = append(b.Rows, r)
 		b.Bytes += size

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,10 +10,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 )
 
-// checkpointPoll is how often a run reads the stored checkpoint.
-const checkpointPoll = 100 * time.Millisecond
-
-// checkpointTimes are the moments a checkpoint poll saw.
+// checkpointTimes are the moments the checkpoint follower saw.
 type checkpointTimes struct {
 	First   time.Time // a checkpoint was first stored
 	Covered time.Time // the checkpoint first covered the target position
@@ -27,48 +23,74 @@ type runningRouter interface {
 	ExitError() error
 }
 
-// waitCheckpoint polls checkpoint.Load until the checkpoint of name in
-// topic covers end. It fails when the router exits, or after timeout.
+// waitCheckpoint follows the checkpoint topic with a read_committed
+// consumer until the checkpoint of name covers end, and notes when it
+// received the first and the covering checkpoint (to a few milliseconds,
+// unlike polling). It fails when the router exits, or after timeout.
 func waitCheckpoint(ctx context.Context, brokers []string, topic, name string, end position,
 	p runningRouter, timeout time.Duration) (checkpointTimes, error) {
 	var t checkpointTimes
-	deadline := time.Now().Add(timeout)
-	var lastErr error
-	tick := time.NewTicker(checkpointPoll)
-	defer tick.Stop()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ClientID("bench-checkpoint"),
+		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(10*time.Millisecond),
+		kgo.MetadataMinAge(50*time.Millisecond))
+	if err != nil {
+		return t, err
+	}
+	defer cl.Close()
+	go func() {
+		select {
+		case <-p.Exited():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	last := "no checkpoint yet"
 	for {
-		loadCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		cp, err := checkpoint.Load(loadCtx, topic, name, kgo.SeedBrokers(brokers...), kgo.ClientID("bench-checkpoint"))
-		cancel()
+		fs := cl.PollFetches(ctx)
 		now := time.Now()
-		switch {
-		case err == nil:
+		if ctx.Err() != nil {
+			select {
+			case <-p.Exited():
+				if err := p.ExitError(); err != nil {
+					return t, err
+				}
+				return t, fmt.Errorf("router exited before its checkpoint covered %s (%s)", end, last)
+			default:
+			}
+			return t, fmt.Errorf("checkpoint of %q did not reach %s within %s: %s", name, end, timeout, last)
+		}
+		var done bool
+		var perr error
+		fs.EachRecord(func(r *kgo.Record) {
+			if done || perr != nil || string(r.Key) != name || r.Value == nil {
+				return
+			}
+			cp, err := checkpoint.Decode(r.Value)
+			if err != nil {
+				perr = fmt.Errorf("stored checkpoint of %q: %w", name, err)
+				return
+			}
 			if t.First.IsZero() {
 				t.First = now
 			}
-			pos, perr := parsePosition(cp.GTIDSet)
-			if perr != nil {
-				return t, fmt.Errorf("stored checkpoint of %q: %w", name, perr)
+			pos, err := parsePosition(cp.GTIDSet)
+			if err != nil {
+				perr = fmt.Errorf("stored checkpoint of %q: %w", name, err)
+				return
 			}
+			last = "checkpoint at " + pos.String()
 			if pos.covers(end) {
-				t.Covered = now
-				return t, nil
+				t.Covered, done = now, true
 			}
-			lastErr = fmt.Errorf("checkpoint at %s, waiting for %s", pos, end)
-		case errors.Is(err, checkpoint.ErrCheckpointMissing):
-			lastErr = err
-		default:
-			lastErr = err // e.g. the topic does not exist yet
+		})
+		if perr != nil {
+			return t, perr
 		}
-		if now.After(deadline) {
-			return t, fmt.Errorf("checkpoint of %q did not reach %s within %s: %v", name, end, timeout, lastErr)
-		}
-		select {
-		case <-tick.C:
-		case <-p.Exited():
-			return t, p.ExitError()
-		case <-ctx.Done():
-			return t, ctx.Err()
+		if done {
+			return t, nil
 		}
 	}
 }
