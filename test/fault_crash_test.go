@@ -1,16 +1,9 @@
 package test
 
 import (
-	"encoding/binary"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/relay"
 )
@@ -40,14 +33,18 @@ func crashTest(t *testing.T, delivery string) {
 	const name = "crash"
 	var watch *txnWatch
 	if e.kafka.Cluster != nil {
-		watch = watchTxns(e.kafka.Cluster, relay.TransactionalID(name))
+		txnID := relay.TransactionalID(name)
+		if delivery == "at-least-once" {
+			txnID = "" // the idempotent producer
+		}
+		watch = watchTxns(e.kafka.Cluster, txnID)
 	}
 	r := startRouter(t, e.args(name, "--delivery", delivery)...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
 	l := startLoad(t, newWriter(e.db, rng, "agg", 40, 0), rate)
 
 	var windows []crashWindow
-	killed, openAtKill := 0, 0
+	killed, openAtKill, atProduce := 0, 0, 0
 	for killed < kills || l.rows.Load() < int64(minEvents) {
 		// Kill at a random moment shortly after the router is up again:
 		// it is then catching up the rows written while it was down.
@@ -56,11 +53,21 @@ func crashTest(t *testing.T, delivery string) {
 		})
 		time.Sleep(randDur(rng, 100*time.Millisecond, 700*time.Millisecond))
 		r.mustRun(fmt.Sprintf("before kill %d", killed+1))
-		open := watch != nil && watch.open.Load()
-		r.kill()
+		var open, hit bool
+		if watch != nil && killed%2 == 1 {
+			// Every other kill waits for the router's next produce request
+			// and lands before the broker appends it.
+			open, hit = watch.killAtProduce(r.kill, 2*time.Second)
+		} else {
+			open = watch != nil && watch.open.Load()
+			r.kill()
+		}
 		killed++
-		if open {
+		if open && delivery == "exactly-once" {
 			openAtKill++
+		}
+		if hit {
+			atProduce++
 		}
 		windows = append(windows, crashWindowAfterKill(t, e, name))
 		r.restart()
@@ -78,8 +85,8 @@ func crashTest(t *testing.T, delivery string) {
 	var dupOK func(delivered) bool
 	bound := 0
 	if delivery == "at-least-once" {
-		dupOK = func(d delivered) bool { return inWindows(t, windows, d.GTID) }
-		bound = rowsInWindows(t, windows, got)
+		dupOK = func(d delivered) bool { return inWindows(windows, d.GTID) }
+		bound = rowsInWindows(windows, got)
 	}
 	v := checkDelivery(t, want, got, dupOK)
 	behind := 0
@@ -88,8 +95,8 @@ func crashTest(t *testing.T, delivery string) {
 			behind++
 		}
 	}
-	t.Logf("kills survived %d (Kafka transaction open at %d, rows past the checkpoint at %d of them), %s, duplicate bound %d",
-		killed, openAtKill, behind, v, bound)
+	t.Logf("kills survived %d (at a produce request %d, Kafka transaction open %d, rows past the checkpoint %d), %s, duplicate bound %d",
+		killed, atProduce, openAtKill, behind, v, bound)
 	if behind == 0 {
 		t.Errorf("every kill found the checkpoint at the server's last transaction: the test proved nothing")
 	}
@@ -109,7 +116,7 @@ func crashWindowAfterKill(t *testing.T, e *env, name string) crashWindow {
 	return crashWindow{after: gtidSeqs(t, loadCheckpoint(t, e, name))[0], upTo: upTo}
 }
 
-func inWindows(t testing.TB, ws []crashWindow, gtid string) bool {
+func inWindows(ws []crashWindow, gtid string) bool {
 	_, seq, ok := parseGTID(gtid)
 	if !ok {
 		return false
@@ -124,7 +131,7 @@ func inWindows(t testing.TB, ws []crashWindow, gtid string) bool {
 
 // rowsInWindows counts, per kill, the distinct rows whose transaction lies
 // in its window: the most that kill can cause to be repeated.
-func rowsInWindows(t testing.TB, ws []crashWindow, got []delivered) int {
+func rowsInWindows(ws []crashWindow, got []delivered) int {
 	gtidOf := map[string]uint64{}
 	for _, d := range got {
 		if _, seq, ok := parseGTID(d.GTID); ok {
@@ -140,84 +147,4 @@ func rowsInWindows(t testing.TB, ws []crashWindow, got []delivered) int {
 		}
 	}
 	return n
-}
-
-// txnWatch follows, on the in-process kfake, whether a transactional
-// producer has a Kafka transaction open: a transactional produce or
-// AddPartitionsToTxn opens one, EndTxn or a new InitProducerID ends it.
-type txnWatch struct {
-	open    atomic.Bool
-	records atomic.Int64             // records produced, except to the skipped topic
-	skip    atomic.Pointer[[16]byte] // a topic id (produce v13+ names topics by id)
-}
-
-func watchTxns(c *kfake.Cluster, txnID string) *txnWatch {
-	w := &txnWatch{}
-	observe := func(key kmsg.Key, id func(kmsg.Request) string, open bool) {
-		c.ControlKey(int16(key), func(req kmsg.Request) (kmsg.Response, error, bool) {
-			if id(req) == txnID {
-				w.open.Store(open)
-			}
-			return nil, nil, false
-		})
-	}
-	observe(kmsg.Produce, func(r kmsg.Request) string {
-		p := r.(*kmsg.ProduceRequest)
-		if p.TransactionID == nil || *p.TransactionID != txnID {
-			return ""
-		}
-		skip := w.skip.Load()
-		for _, tp := range p.Topics {
-			if skip != nil && tp.TopicID == *skip {
-				continue
-			}
-			for _, pp := range tp.Partitions {
-				w.records.Add(int64(batchRecords(pp.Records)))
-			}
-		}
-		return txnID
-	}, true)
-	observe(kmsg.AddPartitionsToTxn, func(r kmsg.Request) string {
-		return r.(*kmsg.AddPartitionsToTxnRequest).TransactionalID
-	}, true)
-	observe(kmsg.EndTxn, func(r kmsg.Request) string { return r.(*kmsg.EndTxnRequest).TransactionalID }, false)
-	observe(kmsg.InitProducerID, func(r kmsg.Request) string {
-		if p := r.(*kmsg.InitProducerIDRequest); p.TransactionalID != nil {
-			return *p.TransactionalID
-		}
-		return ""
-	}, false)
-	return w
-}
-
-// batchRecords counts the records in a produce request's record batches
-// (NumRecords is at byte 57 of a v2 batch header).
-func batchRecords(b []byte) int {
-	n := 0
-	for len(b) >= 61 {
-		n += int(int32(binary.BigEndian.Uint32(b[57:61])))
-		size := 12 + int(int32(binary.BigEndian.Uint32(b[8:12])))
-		if size <= 12 || size > len(b) {
-			break
-		}
-		b = b[size:]
-	}
-	return n
-}
-
-// skipTopic makes the watch ignore records produced to topic, which
-// must exist.
-func (w *txnWatch) skipTopic(t testing.TB, e *env, topic string) {
-	t.Helper()
-	cl, err := kgo.NewClient(kafkaOpts(e)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	topics, err := kadm.NewClient(cl).ListTopics(t.Context(), topic)
-	if err != nil || topics.Error() != nil {
-		t.Fatalf("looking up topic %s: %v %v", topic, err, topics.Error())
-	}
-	id := [16]byte(topics[topic].ID)
-	w.skip.Store(&id)
 }

@@ -1,0 +1,79 @@
+package test
+
+import (
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestFaultSlowKafka makes every produce request wait 2-3 s at the broker
+// for a while (at least 15 s, 60 s in the long variant, and until the
+// router lost its binlog connection) while an application keeps writing,
+// with a large non-outbox row in each transaction (binlog volume that
+// fills the socket buffers). The server's net_write_timeout is 5 s, so a
+// router that stops reading the binlog loses its dump connection. The
+// router must keep running, reconnect, keep its memory bounded, and
+// deliver every row exactly once.
+func TestFaultSlowKafka(t *testing.T) {
+	rng := faultRand(t)
+	e := kfakeEnv(t)
+	e.exec("SET GLOBAL net_write_timeout = 5") // sessions opened from now on
+	t.Cleanup(func() { _, _ = e.db.Exec("SET GLOBAL net_write_timeout = DEFAULT") })
+	r := startRouter(t, e.args("slowkafka")...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	e.exec("CREATE TABLE ballast (id BIGINT AUTO_INCREMENT PRIMARY KEY, data LONGBLOB)")
+	w := newWriter(e.db, rng, "agg", 40, 200)
+	w.ballast = make([]byte, 32<<10)
+	l := startLoad(t, w, 500)
+	col.waitProgress(t, r, 200, time.Minute, "routing before Kafka slows down")
+
+	var slow atomic.Bool
+	var slept atomic.Int64
+	slow.Store(true)
+	c := e.kafka.Cluster
+	crng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+	var crngMu sync.Mutex // sleeping controls may run concurrently
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		if slow.Load() {
+			crngMu.Lock()
+			d := randDur(crng, 2*time.Second, 3*time.Second)
+			crngMu.Unlock()
+			c.SleepControl(func() { time.Sleep(d) })
+			slept.Add(1)
+		}
+		return nil, nil, false
+	})
+	rss := sampleRSS(r.pid())
+	lostBefore := r.logCount("binlog connection lost")
+	time.Sleep(byMode(15*time.Second, 60*time.Second)) // the slow period itself
+	if err := poll(time.Minute, func() bool { return r.logCount("binlog connection lost") > lostBefore || !r.running() }); err != nil {
+		t.Errorf("the server never dropped the stalled binlog connection (net_write_timeout): the test proved nothing")
+	}
+	slow.Store(false)
+	r.mustRun("slow Kafka")
+	col.waitProgress(t, r, 200, 2*time.Minute, "routing after Kafka is fast again")
+	peak := rss.stop()
+	drops := r.logCount("binlog connection lost") - lostBefore
+
+	l.stop()
+	t.Logf("load: %s", l)
+	want := committedRows(t, e.db)
+	col.waitAll(t, want, 3*time.Minute)
+	r.mustRun("end")
+	if code := r.stop(30 * time.Second); code != 0 {
+		t.Errorf("SIGTERM: exit code %d, want 0", code)
+	}
+	v := checkDelivery(t, want, col.settle(t, time.Second), nil)
+	t.Logf("%d produce requests delayed 2-3 s, binlog connection lost %d times meanwhile, router peak RSS %.0f MiB, %s",
+		slept.Load(), drops, peak, v)
+	if slept.Load() == 0 {
+		t.Errorf("no produce request was delayed")
+	}
+	if peak > rssLimitMB() {
+		t.Errorf("router RSS reached %.0f MiB while Kafka was slow, limit %.0f MiB", peak, rssLimitMB())
+	}
+}
