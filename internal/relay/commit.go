@@ -19,6 +19,7 @@ func (r *Relay) commit(ctx context.Context) (err error) {
 			r.cfg.Metrics.Failed("commit")
 		}
 	}()
+	work := ctx // outlives this call: the at-least-once checkpoint is not waited for
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.KafkaTimeout)
 	defer cancel()
 	rec, err := r.checkpoint().Record(r.cfg.CheckpointTopic)
@@ -43,14 +44,14 @@ func (r *Relay) commit(ctx context.Context) (err error) {
 		r.inTxn = false
 	default:
 		// The checkpoint follows the records it covers only once they are
-		// acknowledged.
+		// acknowledged. Its own acknowledgement is not waited for: records
+		// go on flowing meanwhile, a failure stops the relay at the next
+		// flush, and a checkpoint lost with the process only repeats rows
+		// (at least once). finish waits for it when the relay stops.
 		if err := r.flush(ctx); err != nil {
 			return err
 		}
-		r.cl.Produce(ctx, rec, r.promise)
-		if err := r.flush(ctx); err != nil {
-			return err
-		}
+		r.cl.Produce(work, rec, r.promise)
 	}
 	r.cfg.Metrics.Committed(r.pending.String(), r.pendingTime, r.records)
 	r.committed = r.pending.Clone()
@@ -61,6 +62,20 @@ func (r *Relay) commit(ctx context.Context) (err error) {
 	r.records, r.pendingTxns = 0, 0
 	r.lastCheckpoint = time.Now()
 	return nil
+}
+
+// finish makes the last commit when the relay stops, and waits for the
+// checkpoint to be acknowledged.
+func (r *Relay) finish(ctx context.Context) error {
+	if err := r.commitIf(ctx, r.pendingTxns > 0 || r.records > 0); err != nil {
+		return err
+	}
+	if r.cfg.Delivery == ExactlyOnce {
+		return nil // EndTransaction returned: committed
+	}
+	fctx, cancel := context.WithTimeout(ctx, r.cfg.KafkaTimeout)
+	defer cancel()
+	return r.flush(fctx)
 }
 
 // flush waits until every produced record is acknowledged and returns the

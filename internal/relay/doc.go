@@ -23,9 +23,10 @@
 // producer epoch is fenced.
 //
 // At-least-once: one idempotent producer. At a commit point all records
-// are flushed (acknowledged), then the checkpoint is produced and flushed.
-// A crash loses no row; it can repeat the rows produced since the last
-// checkpoint (at most one commit interval).
+// are flushed (acknowledged), then the checkpoint is produced; records go
+// on flowing while it is acknowledged, and a stop waits for it. A crash
+// loses no row; it can repeat the rows produced since the last stored
+// checkpoint (at most about two commit intervals).
 //
 // In both modes the checkpoint never covers a row that was not routed:
 // a row that cannot be routed stops the relay (or, by policy, goes to the

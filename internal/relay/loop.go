@@ -60,7 +60,7 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 				return fail(err)
 			}
 			if stopping && !r.partial {
-				return r.commitIf(work, r.pendingTxns > 0 || r.records > 0)
+				return r.finish(work)
 			}
 			continue
 		}
@@ -76,7 +76,7 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 			r.progress() // nothing waits for Kafka
 		}
 		if stopping && !r.partial {
-			return r.commitIf(work, r.pendingTxns > 0 || r.records > 0)
+			return r.finish(work)
 		}
 		select {
 		case <-q.Ready():
