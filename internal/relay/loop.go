@@ -47,6 +47,9 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 
 	tick := time.NewTicker(max(r.cfg.CommitInterval, 10*time.Millisecond))
 	defer tick.Stop()
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	defer linger.Stop()
 	done := ctx.Done()
 	stopping := false
 	for {
@@ -68,8 +71,11 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 			r.abort()
 			return errReaderStopped
 		}
-		// The reader has nothing ready: commit now rather than wait.
-		if err := r.commitIf(work, r.dueIdle()); err != nil {
+		// The reader has nothing ready: commit now rather than wait, or as
+		// soon as the linger since the last commit has passed.
+		if wait := r.lingerLeft(); wait > 0 && r.dueIdle() {
+			linger.Reset(wait)
+		} else if err := r.commitIf(work, r.dueIdle()); err != nil {
 			return fail(err)
 		}
 		if r.records == 0 && r.pendingTxns == 0 {
@@ -80,6 +86,7 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 		}
 		select {
 		case <-q.Ready():
+		case <-linger.C:
 		case <-tick.C:
 			r.cfg.Metrics.Buffered(r.cl.BufferedProduceRecords())
 			if err := r.commitIf(work, r.dueTime()); err != nil {
@@ -184,6 +191,14 @@ func (r *Relay) dueTime() bool {
 		return time.Since(r.since) >= r.cfg.CommitInterval
 	}
 	return r.pendingTxns > 0 && time.Since(r.lastCheckpoint) >= r.cfg.IdleCheckpoint
+}
+
+// lingerLeft is how long an idle commit should still wait.
+func (r *Relay) lingerLeft() time.Duration {
+	if r.cfg.CommitLinger <= 0 {
+		return 0
+	}
+	return r.cfg.CommitLinger - time.Since(r.lastCheckpoint)
 }
 
 // dueIdle: the reader has nothing more; commit what is open.
