@@ -61,15 +61,7 @@ func TestFaultKafkaBrokerRestart(t *testing.T) {
 		t.Logf("%s: survived", what)
 	}
 
-	l.stop()
-	t.Logf("load: %s", l)
-	want := committedRows(t, e.db)
-	col.waitAll(t, want, 2*time.Minute)
-	r.mustRun("end")
-	if code := r.stop(30 * time.Second); code != 0 {
-		t.Errorf("SIGTERM: exit code %d, want 0", code)
-	}
-	v := checkDelivery(t, want, col.settle(t, time.Second), nil)
+	v := finishRun(t, e.db, l, col, r, 2*time.Minute)
 	t.Logf("broker stops %d, %s", len(moments), v)
 }
 

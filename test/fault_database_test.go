@@ -101,15 +101,7 @@ func TestFaultDatabaseRestart(t *testing.T) {
 		col.waitProgress(t, r, 100, time.Minute, "routing after KILL of the dump connection")
 	}
 
-	l.stop()
-	t.Logf("load: %s", l)
-	want := committedRows(t, e.db)
-	col.waitAll(t, want, 3*time.Minute)
-	r.mustRun("end")
-	if code := r.stop(30 * time.Second); code != 0 {
-		t.Errorf("SIGTERM: exit code %d, want 0", code)
-	}
-	v := checkDelivery(t, want, col.settle(t, time.Second), nil)
+	v := finishRun(t, e.db, l, col, r, 3*time.Minute)
 	lost := r.logCount("binlog connection lost")
 	t.Logf("database kills %d (one in a %d-row transaction), dump connections killed %d, reconnects logged %d, %s",
 		restarts+1, bigRows, cuts, lost, v)

@@ -59,15 +59,7 @@ func TestFaultSlowKafka(t *testing.T) {
 	peak := rss.stop()
 	drops := r.logCount("binlog connection lost") - lostBefore
 
-	l.stop()
-	t.Logf("load: %s", l)
-	want := committedRows(t, e.db)
-	col.waitAll(t, want, 3*time.Minute)
-	r.mustRun("end")
-	if code := r.stop(30 * time.Second); code != 0 {
-		t.Errorf("SIGTERM: exit code %d, want 0", code)
-	}
-	v := checkDelivery(t, want, col.settle(t, time.Second), nil)
+	v := finishRun(t, e.db, l, col, r, 3*time.Minute)
 	t.Logf("%d produce requests delayed 2-3 s, binlog connection lost %d times meanwhile, router peak RSS %.0f MiB, %s",
 		slept.Load(), drops, peak, v)
 	if slept.Load() == 0 {

@@ -391,3 +391,19 @@ func loadCheckpoint(t testing.TB, e *env, name string) string {
 	}
 	return cp.GTIDSet
 }
+
+// finishRun ends a fault test's load, waits up to wait for every committed
+// row, stops the router with SIGTERM (exit 0 expected) and checks, through
+// the collector, that each row was delivered exactly once and in order.
+func finishRun(t testing.TB, db *sql.DB, l *load, col *collector, r *router, wait time.Duration) verdict {
+	t.Helper()
+	l.stop()
+	t.Logf("load: %s", l)
+	want := committedRows(t, db)
+	col.waitAll(t, want, wait)
+	r.mustRun("end")
+	if code := r.stop(30 * time.Second); code != 0 {
+		t.Errorf("SIGTERM: exit code %d, want 0", code)
+	}
+	return checkDelivery(t, want, col.settle(t, time.Second), nil)
+}
