@@ -235,7 +235,7 @@ func (s *stream) fastRows(ctx context.Context, t *table, e *replication.RowsEven
 		return 0, errNoCodec // compressed (MariaDB) or a format it does not know
 	}
 	c := t.codecFor(e.Table)
-	if !c.usable {
+	if !c.usable || int(e.ColumnCount) != len(c.cols) {
 		return 0, errNoCodec
 	}
 	n := 0
