@@ -80,12 +80,30 @@ func (r *Relay) finish(ctx context.Context) error {
 
 // flush waits until every produced record is acknowledged and returns the
 // first produce error.
+// A produce error ends the wait at once: after some errors (a fenced
+// producer) franz-go would otherwise hold later records until the flush's
+// deadline.
 func (r *Relay) flush(ctx context.Context) error {
-	if err := r.cl.Flush(ctx); err != nil {
-		return fmt.Errorf("flushing records (Kafka unavailable for %s? see --kafka-timeout): %w", r.cfg.KafkaTimeout, err)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.errMu.Lock()
+	r.flushCancel = cancel
+	failed := r.firstErr != nil
+	r.errMu.Unlock()
+	defer func() {
+		r.errMu.Lock()
+		r.flushCancel = nil
+		r.errMu.Unlock()
+	}()
+	var err error
+	if !failed {
+		err = r.cl.Flush(ctx)
 	}
-	if err := r.produceErr(); err != nil {
-		return fmt.Errorf("producing records: %w", err)
+	if perr := r.produceErr(); perr != nil {
+		return fmt.Errorf("producing records: %w", perr)
+	}
+	if err != nil {
+		return fmt.Errorf("flushing records (Kafka unavailable for %s? see --kafka-timeout): %w", r.cfg.KafkaTimeout, err)
 	}
 	return nil
 }

@@ -43,9 +43,10 @@ type Relay struct {
 	progress           func() // called when Kafka took a commit or nothing waits
 	events             uint64
 
-	errMu    sync.Mutex
-	firstErr error
-	promise  func(*kgo.Record, error)
+	errMu       sync.Mutex
+	firstErr    error
+	flushCancel context.CancelFunc // ends the flush in progress at the first produce error
+	promise     func(*kgo.Record, error)
 }
 
 // New returns a Relay reading from reader. It does not connect to Kafka
@@ -80,6 +81,9 @@ func (r *Relay) onProduced(rec *kgo.Record, err error) {
 	r.errMu.Lock()
 	if r.firstErr == nil {
 		r.firstErr = describe(rec, err)
+	}
+	if r.flushCancel != nil {
+		r.flushCancel() // no flush can succeed now; fail it at once
 	}
 	r.errMu.Unlock()
 }
