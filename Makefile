@@ -27,7 +27,8 @@ fuzz-short: ## a few seconds of each fuzz target
 	@set -e; for spec in \
 		./internal/gtid:FuzzParseMySQL ./internal/gtid:FuzzParseMariaDB ./internal/gtid:FuzzAddMySQL \
 		./internal/gtid:FuzzSubtractMySQL ./internal/route:FuzzTemplate ./internal/route:FuzzRecord \
-		./internal/route:FuzzHeaders ./internal/route:FuzzValidJSON ./internal/schema:FuzzParseTableName ./outbox:FuzzQuoteTable ./internal/binlog:FuzzRowCodec; do \
+		./internal/route:FuzzHeaders ./internal/route:FuzzValidJSON ./internal/schema:FuzzParseTableName ./outbox:FuzzQuoteTable ./internal/binlog:FuzzRowCodec ./internal/route:FuzzMurmur2MatchesFranz \
+		./internal/validate:FuzzValidateParseGrant ./internal/validate:FuzzValidateParseGTIDList; do \
 		pkg=$${spec%%:*}; fn=$${spec##*:}; \
 		echo "fuzz $$pkg $$fn"; \
 		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; \
