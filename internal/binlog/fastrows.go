@@ -54,6 +54,14 @@ const (
 	fieldCreatedAt
 )
 
+// layoutColumns points at the column ordinal of each field in l.
+func layoutColumns(l *schema.Layout) map[rowField]*int {
+	return map[rowField]*int{fieldEventID: &l.EventID, fieldAggregateType: &l.AggregateType,
+		fieldAggregateID: &l.AggregateID, fieldEventType: &l.EventType, fieldPayload: &l.Payload,
+		fieldSchemaVersion: &l.SchemaVersion, fieldTraceparent: &l.Traceparent, fieldHeaders: &l.Headers,
+		fieldCreatedAt: &l.CreatedAt}
+}
+
 var errRowTruncated = errors.New("row image is shorter than its columns")
 
 // codecFor returns the table's codec for TABLE_MAP event tm, building it
@@ -92,12 +100,9 @@ func newRowCodec(tm *replication.TableMapEvent, l schema.Layout) *rowCodec {
 	if !c.usable {
 		return c
 	}
-	for f, i := range map[rowField]int{fieldEventID: l.EventID, fieldAggregateType: l.AggregateType,
-		fieldAggregateID: l.AggregateID, fieldEventType: l.EventType, fieldPayload: l.Payload,
-		fieldSchemaVersion: l.SchemaVersion, fieldTraceparent: l.Traceparent, fieldHeaders: l.Headers,
-		fieldCreatedAt: l.CreatedAt} {
-		if i >= 0 && i < len(c.cols) {
-			c.cols[i].field = f
+	for f, i := range layoutColumns(&l) {
+		if *i >= 0 && *i < len(c.cols) {
+			c.cols[*i].field = f
 		}
 	}
 	numeric := 0 // go-mysql's UnsignedMap: the n-th numeric column has the n-th bit

@@ -55,7 +55,7 @@ func compareWithGoMySQL(t *testing.T, c capturedRows) (usable int) {
 		for _, f := range fields {
 			l := schema.Layout{EventID: -1, AggregateType: -1, AggregateID: -1, EventType: -1, Payload: -1,
 				CreatedAt: -1, SchemaVersion: -1, Traceparent: -1, Headers: -1, NumColumns: n}
-			*layoutField(&l, f) = col
+			*layoutColumns(&l)[f] = col
 			tbl := &table{db: string(c.e.Table.Schema), tbl: string(c.e.Table.Table), name: name, layout: l}
 			codec := tbl.codecFor(c.e.Table)
 			if !codec.usable {
@@ -79,13 +79,6 @@ func compareWithGoMySQL(t *testing.T, c capturedRows) (usable int) {
 		}
 	}
 	return usable
-}
-
-func layoutField(l *schema.Layout, f rowField) *int {
-	return map[rowField]*int{fieldEventID: &l.EventID, fieldAggregateType: &l.AggregateType,
-		fieldAggregateID: &l.AggregateID, fieldEventType: &l.EventType, fieldPayload: &l.Payload,
-		fieldSchemaVersion: &l.SchemaVersion, fieldTraceparent: &l.Traceparent, fieldHeaders: &l.Headers,
-		fieldCreatedAt: &l.CreatedAt}[f]
 }
 
 // The codec agrees with go-mysql on every INSERT of the MySQL 8 fixtures.

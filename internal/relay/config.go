@@ -95,6 +95,18 @@ type Config struct {
 	Metrics Metrics
 }
 
+// Defaults of the producer and queue bounds, shared by replay and the
+// command-line defaults.
+const (
+	DefaultCommitRecords      = 10000
+	DefaultTransactionTimeout = 60 * time.Second
+	DefaultMaxBufferedRecords = 10000
+	DefaultMaxBufferedBytes   = 32 << 20
+	DefaultMaxMessageBytes    = 1 << 20
+	DefaultQueueRows          = 4096
+	DefaultQueueBytes         = 4 << 20
+)
+
 func (c *Config) setDefaults() {
 	if c.Name == "" {
 		c.Name = "binlog-router"
@@ -109,7 +121,7 @@ func (c *Config) setDefaults() {
 		c.Start = "earliest"
 	}
 	if c.CommitRecords <= 0 {
-		c.CommitRecords = 10000
+		c.CommitRecords = DefaultCommitRecords
 	}
 	if c.CommitInterval <= 0 {
 		c.CommitInterval = 100 * time.Millisecond
@@ -124,22 +136,22 @@ func (c *Config) setDefaults() {
 		c.KafkaTimeout = 2 * time.Minute
 	}
 	if c.TransactionTimeout <= 0 {
-		c.TransactionTimeout = 60 * time.Second
+		c.TransactionTimeout = DefaultTransactionTimeout
 	}
 	if c.MaxBufferedRecords <= 0 {
-		c.MaxBufferedRecords = 10000
+		c.MaxBufferedRecords = DefaultMaxBufferedRecords
 	}
 	if c.MaxBufferedBytes <= 0 {
-		c.MaxBufferedBytes = 32 << 20
+		c.MaxBufferedBytes = DefaultMaxBufferedBytes
 	}
 	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = 1 << 20
+		c.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	if c.QueueRows <= 0 {
-		c.QueueRows = 4096
+		c.QueueRows = DefaultQueueRows
 	}
 	if c.QueueBytes <= 0 {
-		c.QueueBytes = 4 << 20
+		c.QueueBytes = DefaultQueueBytes
 	}
 	if c.AutoCreateTopics == nil {
 		t := true

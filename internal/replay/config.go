@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -72,25 +73,25 @@ func (c *Config) setDefaults() {
 		c.Out = io.Discard
 	}
 	if c.CommitRecords <= 0 {
-		c.CommitRecords = 10000
+		c.CommitRecords = relay.DefaultCommitRecords
 	}
 	if c.TransactionTimeout <= 0 {
-		c.TransactionTimeout = 60 * time.Second
+		c.TransactionTimeout = relay.DefaultTransactionTimeout
 	}
 	if c.MaxBufferedRecords <= 0 {
-		c.MaxBufferedRecords = 10000
+		c.MaxBufferedRecords = relay.DefaultMaxBufferedRecords
 	}
 	if c.MaxBufferedBytes <= 0 {
-		c.MaxBufferedBytes = 32 << 20
+		c.MaxBufferedBytes = relay.DefaultMaxBufferedBytes
 	}
 	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = 1 << 20
+		c.MaxMessageBytes = relay.DefaultMaxMessageBytes
 	}
 	if c.QueueRows <= 0 {
-		c.QueueRows = 4096
+		c.QueueRows = relay.DefaultQueueRows
 	}
 	if c.QueueBytes <= 0 {
-		c.QueueBytes = 4 << 20
+		c.QueueBytes = relay.DefaultQueueBytes
 	}
 }
 
