@@ -44,7 +44,9 @@ type Config struct {
 	Route           route.Config
 
 	// CommitRecords and CommitInterval bound a Kafka transaction (or, at
-	// least once, the rows between checkpoints). Defaults 10000 and 100ms.
+	// least once, the rows between checkpoints). Defaults 50000 and 100ms:
+	// the interval is the usual bound; the count caps a catch-up's
+	// transactions, each commit being a flush barrier.
 	CommitRecords  int
 	CommitInterval time.Duration
 	// CommitLinger is the least time between two commits made because
@@ -98,7 +100,7 @@ type Config struct {
 // Defaults of the producer and queue bounds, shared by replay and the
 // command-line defaults.
 const (
-	DefaultCommitRecords      = 10000
+	DefaultCommitRecords      = 50000
 	DefaultTransactionTimeout = 60 * time.Second
 	DefaultMaxBufferedRecords = 10000
 	DefaultMaxBufferedBytes   = 32 << 20

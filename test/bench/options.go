@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
 // options are the sizes and switches of one benchmark run. Every size has
@@ -19,7 +21,7 @@ type options struct {
 	OtherTxnPct  float64       // share of backlog transactions that write another table, in percent
 	Loaders      int           // parallel loader connections
 	TxnsPerExec  int           // backlog transactions sent in one round trip (multi-statement)
-	CommitEvery  int           // raw transactional produce: records per Kafka transaction
+	CommitEvery  int           // raw transactional produce: records per Kafka transaction (the router's --commit-records default)
 	LiveRates    []int         // open-loop insert rates, events/s
 	LiveDuration time.Duration // how long each rate runs
 	LiveConns    int           // connections of the open-loop load generator (16 carry 10k/s at ~1 ms an INSERT; 64 made mariadbd thrash on 2 cores)
@@ -48,7 +50,7 @@ func defaultOptions() options {
 		OtherTxnPct:  20,
 		Loaders:      4,
 		TxnsPerExec:  20,
-		CommitEvery:  10000,
+		CommitEvery:  relay.DefaultCommitRecords,
 		LiveRates:    []int{1000, 10000},
 		LiveDuration: 20 * time.Second,
 		LiveConns:    16,
