@@ -79,10 +79,10 @@ func (r *results) printTable(w io.Writer) error {
 		switch {
 		case k == spreadExactlyOnce && rt.HaveEOS:
 			checkOrAdd("exactly-once throughput / min(raw decode, raw transactional produce)",
-				"  ratio to min(raw decode, raw txn produce)", f2(rt.EOS))
+				"  ratio to min(raw decode, raw txn produce)", f2(rt.EOS)+medianRatioNote(rt.EOSMedian))
 		case k == spreadAtLeastOnce && rt.HaveALO:
 			checkOrAdd("at-least-once throughput / min(raw decode, raw idempotent produce)",
-				"  ratio to min(raw decode, raw idem. produce)", f2(rt.ALO))
+				"  ratio to min(raw decode, raw idem. produce)", f2(rt.ALO)+medianRatioNote(rt.ALOMedian))
 		}
 		add("  throughput after first record", thousands(c.SteadyEventsPerSec)+" ev/s")
 		startup := f2(sp.MedianStartupSecs) + " s"
@@ -157,6 +157,14 @@ func (r *results) printTable(w io.Writer) error {
 }
 
 // spreadNote tells how many runs the reported (best) figure was taken from.
+// medianRatioNote shows a ratio of medians beside the ratio of best runs.
+func medianRatioNote(v float64) string {
+	if v == 0 {
+		return ""
+	}
+	return " (of the medians: " + f2(v) + ")"
+}
+
 func (r *results) spreadNote(key string) string {
 	sp, ok := r.Spread[key]
 	if !ok || sp.Runs < 2 {

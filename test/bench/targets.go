@@ -42,9 +42,10 @@ var targetP99Ms = map[int]float64{1000: 20, 10000: 50}
 
 // ratios of the router to the raw limits.
 type ratios struct {
-	EOS, ALO         float64
-	EOSRef, ALORef   float64 // min(raw decode, raw produce) used
-	HaveEOS, HaveALO bool
+	EOS, ALO             float64
+	EOSRef, ALORef       float64 // min(raw decode, raw produce) used
+	EOSMedian, ALOMedian float64 // the same ratios of the median runs, when repeated
+	HaveEOS, HaveALO     bool
 }
 
 func (r *results) ratios() ratios {
@@ -55,12 +56,24 @@ func (r *results) ratios() ratios {
 	if r.ExactlyOnce != nil && r.RawTransactional != nil {
 		out.EOSRef = min(r.RawDecode.RowsPerSec, r.RawTransactional.RecordsPerSec)
 		out.EOS, out.HaveEOS = r.ExactlyOnce.EventsPerSec/out.EOSRef, true
+		out.EOSMedian = r.medianRatio(spreadExactlyOnce, spreadRawTransactional)
 	}
 	if r.AtLeastOnce != nil && r.RawIdempotent != nil {
 		out.ALORef = min(r.RawDecode.RowsPerSec, r.RawIdempotent.RecordsPerSec)
 		out.ALO, out.HaveALO = r.AtLeastOnce.EventsPerSec/out.ALORef, true
+		out.ALOMedian = r.medianRatio(spreadAtLeastOnce, spreadRawIdempotent)
 	}
 	return out
+}
+
+// medianRatio is the median rate of router runs over the smaller median
+// rate of raw decode and raw produce, or 0 without repeated runs.
+func (r *results) medianRatio(router, produce string) float64 {
+	rt, dec, prod := r.Spread[router], r.Spread[spreadRawDecode], r.Spread[produce]
+	if rt.Runs < 2 || dec.Runs < 2 || prod.Runs < 2 {
+		return 0
+	}
+	return rt.MedianRate / min(dec.MedianRate, prod.MedianRate)
 }
 
 // evaluate fills r.Targets from the measurements present.
