@@ -156,7 +156,6 @@ func (r *results) printTable(w io.Writer) error {
 	return err
 }
 
-// spreadNote tells how many runs the reported (best) figure was taken from.
 // medianRatioNote shows a ratio of medians beside the ratio of best runs.
 func medianRatioNote(v float64) string {
 	if v == 0 {
@@ -165,6 +164,7 @@ func medianRatioNote(v float64) string {
 	return " (of the medians: " + f2(v) + ")"
 }
 
+// spreadNote tells how many runs the reported (best) figure was taken from.
 func (r *results) spreadNote(key string) string {
 	sp, ok := r.Spread[key]
 	if !ok || sp.Runs < 2 {
