@@ -18,8 +18,11 @@ type Kafka struct {
 	// Brokers are the seed brokers' host:port addresses.
 	Brokers []string
 	// Cluster is the in-process fake, for its fault injection and control
-	// functions; nil when the brokers are external.
+	// functions; nil when the brokers are external or Apache Kafka.
 	Cluster *kfake.Cluster
+	// Apache is the private Apache Kafka cluster, for stopping, killing and
+	// restarting nodes; nil for kfake and external brokers.
+	Apache *ApacheKafka
 }
 
 // StartKafka returns the brokers in KAFKA_BROKERS when it is set, starting
@@ -52,14 +55,18 @@ func StartKfake(opts ...kfake.Opt) (*Kafka, error) {
 	return &Kafka{Brokers: c.ListenAddrs(), Cluster: c}, nil
 }
 
-// External reports whether the brokers come from KAFKA_BROKERS.
+// External reports whether the brokers are not an in-process kfake: they
+// come from KAFKA_BROKERS or are a private Apache Kafka.
 func (k *Kafka) External() bool { return k.Cluster == nil }
 
-// Close shuts the in-process cluster down and drops its records; for
-// external brokers it does nothing.
+// Close shuts the in-process cluster or the private Apache Kafka down and
+// drops its records; for external brokers it does nothing.
 func (k *Kafka) Close() {
 	if k.Cluster != nil {
 		k.Cluster.Close()
+	}
+	if k.Apache != nil {
+		k.Apache.Close()
 	}
 }
 

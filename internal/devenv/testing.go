@@ -68,3 +68,22 @@ func CreateDatabase(t testing.TB, m *MariaDB, name string) *sql.DB {
 func quoteIdent(name string) string {
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }
+
+// apacheStartTimeout bounds NewApacheKafka: a first Maven fetch of the jars
+// plus formatting and starting the JVMs.
+const apacheStartTimeout = 10 * time.Minute
+
+// NewApacheKafka starts a private Apache Kafka cluster for the test and
+// registers its Close with t.Cleanup. It fails the test if Java or Maven is
+// missing or the cluster does not start.
+func NewApacheKafka(t testing.TB, cfg ApacheKafkaConfig) *Kafka {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), apacheStartTimeout)
+	defer cancel()
+	a, err := StartApacheKafka(ctx, cfg)
+	if err != nil {
+		t.Fatalf("devenv: %v", err)
+	}
+	t.Cleanup(a.Close)
+	return &Kafka{Brokers: a.Brokers(), Apache: a}
+}

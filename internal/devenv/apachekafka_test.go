@@ -1,0 +1,85 @@
+package devenv
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestApacheKafkaSingleNode formats and starts one real node, commits a
+// transactional record, kills the node with SIGKILL, restarts it from the
+// same data dir and reads the record back read_committed.
+func TestApacheKafkaSingleNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a JVM")
+	}
+	t.Setenv(BrokersEnv, "")
+	start := time.Now()
+	k := NewApacheKafka(t, ApacheKafkaConfig{})
+	t.Logf("apache kafka %s started in %v on %v", k.Apache.Version(), time.Since(start), k.Brokers)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	p, err := kgo.NewClient(kgo.SeedBrokers(k.Brokers...), kgo.TransactionalID("devenv-test"), kgo.DefaultProduceTopic("devenv"), kgo.AllowAutoTopicCreation())
+	require.NoError(t, err)
+	require.NoError(t, p.BeginTransaction())
+	require.NoError(t, p.ProduceSync(ctx, &kgo.Record{Key: []byte("k"), Value: []byte("v1")}).FirstErr())
+	require.NoError(t, p.EndTransaction(ctx, kgo.TryCommit))
+	p.Close()
+
+	k.Apache.KillNode(0)
+	require.False(t, k.Apache.Running(0))
+	start = time.Now()
+	require.NoError(t, k.Apache.StartNode(ctx, 0))
+	t.Logf("restarted after SIGKILL in %v", time.Since(start))
+
+	c, err := kgo.NewClient(kgo.SeedBrokers(k.Brokers...), kgo.ConsumeTopics("devenv"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer c.Close()
+	var got []string
+	for len(got) < 1 && ctx.Err() == nil {
+		fs := c.PollFetches(ctx)
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	require.Equal(t, []string{"v1"}, got)
+	require.NoError(t, k.Apache.StopNode(ctx, 0))
+}
+
+// TestApacheKafkaThreeNodes starts a three-node cluster and checks that a
+// new topic gets replication factor 3, then survives the loss of a node.
+func TestApacheKafkaThreeNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three JVMs")
+	}
+	start := time.Now()
+	k := NewApacheKafka(t, ApacheKafkaConfig{Nodes: 3})
+	t.Logf("three nodes started in %v", time.Since(start))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	p, err := kgo.NewClient(kgo.SeedBrokers(k.Brokers...), kgo.TransactionalID("devenv-3"), kgo.DefaultProduceTopic("three"), kgo.AllowAutoTopicCreation())
+	require.NoError(t, err)
+	defer p.Close()
+	commit := func(v string) {
+		require.NoError(t, p.BeginTransaction())
+		require.NoError(t, p.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr())
+		require.NoError(t, p.EndTransaction(ctx, kgo.TryCommit))
+	}
+	commit("a")
+	md, err := k.Apache.metadata(ctx, k.Brokers[0])
+	require.NoError(t, err)
+	for _, tp := range md.Topics {
+		if tp.Topic != nil && *tp.Topic == "three" {
+			for _, part := range tp.Partitions {
+				require.Len(t, part.Replicas, 3)
+			}
+		}
+	}
+	k.Apache.KillNode(1)
+	commit("b")
+	require.NoError(t, k.Apache.StartNode(ctx, 1))
+	require.NoError(t, k.Apache.WaitBrokers(ctx, 3))
+}
