@@ -4,8 +4,11 @@ PKGS     := ./...
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 100000x
+KAFKA_VERSION ?= 4.4.0
+# The suites of the Apache Kafka pass (test-apache); the rest need kfake's fault injection.
+APACHE_TESTS ?= TestRoutesOutboxRowsEndToEnd|TestRestartResumesFromCheckpoint|TestCrashSIGKILL|TestHATakeover|TestReplay|TestCheckpointCmd|TestCheckpointShow|TestValidate|TestBadRow|TestKcatReadsRecords|TestLargeTransaction|TestTwoGTIDDomains|TestFaultKafkaGoneTooLong|TestApache
 
-.PHONY: image build demo test test-short test-faults fuzz-short bench lint fmt vet clean
+.PHONY: image build demo test test-short test-faults test-apache kafka-jars fuzz-short bench lint fmt vet clean
 
 build: ## build bin/binlog-router (static)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/binlog-router ./cmd/binlog-router
@@ -15,7 +18,15 @@ demo: ## the whole product on a private MariaDB and an in-process Kafka
 
 test: lint ## unit, integration and fault tests with the race detector, plus a short fuzz run
 	$(GO) test -race -shuffle=on -count=1 -timeout 30m $(PKGS)
+	$(MAKE) test-apache
 	$(MAKE) fuzz-short
+
+kafka-jars: ## fetch Apache Kafka's jars from Maven Central into the user cache (KAFKA_VERSION=4.x.y picks another release)
+	BINLOG_ROUTER_KAFKA_VERSION=$(KAFKA_VERSION) $(GO) run ./test/kafkajars
+
+test-apache: kafka-jars ## the Kafka-side suites again on a private Apache Kafka (needs java and mvn)
+	BINLOG_ROUTER_TEST_BROKER=apache BINLOG_ROUTER_KAFKA_VERSION=$(KAFKA_VERSION) \
+		$(GO) test -race -count=1 -timeout 40m -run '$(APACHE_TESTS)' ./test/
 
 test-short: ## unit tests only (no servers)
 	$(GO) test -short -count=1 $(PKGS)

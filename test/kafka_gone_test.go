@@ -6,13 +6,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/binlog-router/binlog-router/internal/devenv"
 )
 
 // TestFaultKafkaGoneTooLong: a broker that stays away longer than
 // --kafka-timeout is a clear fatal error, not silent waiting or dropping.
 func TestFaultKafkaGoneTooLong(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	if e.kafka.External() {
+	if onApache() {
+		e.kafka = privateApache(t, devenv.ApacheKafkaConfig{}) // a node of its own to stop
+	} else if e.kafka.External() {
 		t.Skip("KAFKA_BROKERS is set: this test stops the in-process kfake broker")
 	}
 	r := startRouter(t, e.args("gone", "--kafka-timeout", "4s")...)

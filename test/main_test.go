@@ -28,7 +28,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building binlog-router:", err)
 		os.Exit(1)
 	}
+	stopKafka, err := startSharedKafka()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
 	code := m.Run()
+	stopKafka()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
