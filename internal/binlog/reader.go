@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -28,7 +29,14 @@ type Reader struct {
 	server *Server
 	outbox outboxSet
 	log    zerolog.Logger
+
+	prepared []PreparedXA // XA transactions prepared before the next Run's start
 }
+
+// SetPrepared sets the XA transactions prepared before the position the
+// next Run starts from, whose COMMIT or ROLLBACK may follow: the list the
+// checkpoint carries (Txn.XA of the last transaction it covers).
+func (r *Reader) SetPrepared(p []PreparedXA) { r.prepared = slices.Clone(p) }
 
 // Open connects to the server over SQL, reads its settings and checks the
 // ones the router cannot work without. The caller must Close the Reader.
@@ -117,6 +125,7 @@ func (r *Reader) Run(ctx context.Context, from *gtid.Set, q *Queue) (err error) 
 		observer: r.cfg.Observer,
 		out:      &trackingSink{q: q, delivered: delivered},
 		rows:     newUndecoded(),
+		xa:       &xaState{prepared: slices.Clone(r.prepared), reread: r},
 	}
 	backoff := r.cfg.BackoffMin
 	var failingSince time.Time
@@ -237,6 +246,10 @@ func (r *Reader) session(ctx context.Context, from *gtid.Set, s *stream) (progre
 		if err := s.handle(ctx, ev); err != nil {
 			if ctx.Err() != nil {
 				return progressed, ctx.Err()
+			}
+			var lost *connLost
+			if errors.As(err, &lost) {
+				return progressed, lost
 			}
 			return progressed, &sessionError{err}
 		}

@@ -125,6 +125,9 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
 	for _, t := range b.Done {
 		t.AddTo(r.pending)
 		r.pendingTime = t.Time
+		if t.XA != nil {
+			r.pendingXA = t.XA.List
+		}
 	}
 	if len(b.Done) > 0 {
 		r.pendingTxns += len(b.Done)

@@ -34,6 +34,7 @@ type Relay struct {
 	pendingPos         binlog.Position
 	pendingTime        time.Time // source commit time of the last pending transaction
 	pendingTxns        int
+	pendingXA          []binlog.PreparedXA // XA transactions prepared within pending
 	inTxn              bool // exactly-once: a Kafka transaction is open
 	records            int  // records since the last commit point
 	since              time.Time
@@ -184,6 +185,8 @@ func (r *Relay) runActive(ctx context.Context) error {
 		return err
 	}
 	r.committed, r.pending = start, start.Clone()
+	r.pendingXA = preparedFrom(cp)
+	r.reader.SetPrepared(r.pendingXA)
 	r.lastCheckpoint = time.Now()
 	ev := r.log.Info().Str("gtid_set", start.String()).Str("delivery", string(r.cfg.Delivery)).
 		Str("flavor", string(r.reader.Server().Flavor)).Str("server_version", r.reader.Server().Version)
