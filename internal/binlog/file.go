@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -47,7 +48,7 @@ func ReadFile(ctx context.Context, path string, cfg FileConfig, fn func(Batch) e
 		out:      &fileSink{fn: fn},
 		pos:      Position{File: filepath.Base(path)},
 		rows:     newUndecoded(),
-		xa:       &xaState{prepared: cfg.Prepared, reread: fileRereader{dir: filepath.Dir(path), cfg: cfg, outbox: outbox}},
+		xa:       &xaState{prepared: slices.Clone(cfg.Prepared), reread: fileRereader{dir: filepath.Dir(path), cfg: cfg, outbox: outbox}},
 	}
 	p := newFileParser(cfg.Flavor, outbox, s.rows)
 	err := p.ParseFile(path, 0, func(ev *replication.BinlogEvent) error {

@@ -35,8 +35,8 @@ type Relay struct {
 	pendingTime        time.Time // source commit time of the last pending transaction
 	pendingTxns        int
 	pendingXA          []binlog.PreparedXA // XA transactions prepared within pending
-	inTxn              bool // exactly-once: a Kafka transaction is open
-	records            int  // records since the last commit point
+	inTxn              bool                // exactly-once: a Kafka transaction is open
+	records            int                 // records since the last commit point
 	since              time.Time
 	lastCheckpoint     time.Time
 	partial            bool   // inside a binlog transaction (not at a boundary)
