@@ -356,3 +356,39 @@ func TestXAPreparedBinlogPurged(t *testing.T) {
 	assert.False(t, col.has(after.ID), "nothing after the commit is published")
 	t.Logf("read_committed consumer read %d records (the barrier only)", len(got))
 }
+
+// TestXACommitOfUnknownPrepare starts a router with --start latest while
+// an XA transaction is prepared: its prepare group lies before the start
+// position, so at its XA COMMIT the router cannot know its rows. It stops
+// with an error naming the XID (exit code 1) instead of guessing, and
+// publishes nothing from the commit on.
+func TestXACommitOfUnknownPrepare(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ids := e.xaRows(t, "'before-start'", "before", 2, false)
+	r := startRouter(t, e.args("xa-unknown", "--start", "latest")...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	// The start position is read when the router starts streaming.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	require.NoError(t, r.waitLog(ctx, "no checkpoint stored; starting"))
+	e.barrier(t, col, r)
+	e.xaSession(t, "XA COMMIT 'before-start'")
+	after := newEvent("after", "After", `{"seq":1}`)
+	e.insertTx(after)
+	code := r.wait(time.Minute)
+	var stopLine string
+	for _, line := range strings.Split(r.out.String(), "\n") {
+		if strings.Contains(line, "binlog-router stopped") {
+			stopLine = line
+		}
+	}
+	t.Logf("exit code %d; router's last words: %s", code, stopLine)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stopLine, "XA transaction 'before-start'")
+	assert.Contains(t, stopLine, "prepared before the start position")
+	got := col.settle(t, time.Second)
+	seen, _ := countIDs(col, ids)
+	assert.Zero(t, seen)
+	assert.False(t, col.has(after.ID), "nothing after the commit is published")
+	t.Logf("read_committed consumer read %d records (the barrier only)", len(got))
+}
