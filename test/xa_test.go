@@ -392,3 +392,60 @@ func TestXACommitOfUnknownPrepare(t *testing.T) {
 	assert.False(t, col.has(after.ID), "nothing after the commit is published")
 	t.Logf("read_committed consumer read %d records (the barrier only)", len(got))
 }
+
+// TestXAConnectionsCutDuringReread cuts the binlog dump connections (the
+// main one and the one reading a prepare group again) with KILL while a
+// large XA COMMIT is being published: the same router process reconnects,
+// reads the commit again, skips the rows it handed over, and each row is
+// read exactly once.
+func TestXAConnectionsCutDuringReread(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode: large XA transaction")
+	}
+	e := newEnv(t, envOpts{})
+	r := startRouter(t, e.args("xa-cut", "--max-buffered-records", "500")...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	const n = 30000
+	ids := e.xaRows(t, "'cut'", "cut", n, false)
+	e.barrier(t, col, r)
+	e.xaSession(t, "XA COMMIT 'cut'")
+	kills := 0
+	for kills < 3 {
+		seen, _ := countIDs(col, ids)
+		if seen == n {
+			break
+		}
+		var dumps []int64
+		rows, err := e.db.Query("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'")
+		require.NoError(t, err)
+		for rows.Next() {
+			var id int64
+			require.NoError(t, rows.Scan(&id))
+			dumps = append(dumps, id)
+		}
+		require.NoError(t, rows.Close())
+		if len(dumps) < 2 {
+			continue // the reread connection is not up (yet, or again)
+		}
+		for _, id := range dumps {
+			_, _ = e.db.Exec(fmt.Sprintf("KILL CONNECTION %d", id))
+		}
+		kills++
+		t.Logf("cut %d dump connections (%d of %d rows read so far)", len(dumps), seen, n)
+		// The reread is repeated on a new connection (or it is over).
+		eventually(t, time.Minute, "the reread again after the cut", func() bool {
+			var k int
+			_ = e.db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'").Scan(&k)
+			s, _ := countIDs(col, ids)
+			return k >= 2 || s == n || !r.running()
+		})
+		r.mustRun("after cutting the dump connections")
+	}
+	eventually(t, 3*time.Minute, "the XA rows", func() bool { s, _ := countIDs(col, ids); return s == n || !r.running() })
+	require.Equal(t, 0, r.stop(30*time.Second))
+	want := committedRows(t, e.db)
+	v := checkDelivery(t, want, col.settle(t, time.Second), nil)
+	t.Logf("%d cuts during the reread; read_committed consumer: %s; reconnects logged %d", kills, v, r.logCount("reconnecting"))
+	assert.Positive(t, kills, "no cut landed during the reread")
+	assert.Zero(t, v.Lost+v.Duplicated+v.Unknown+v.Disordered, v.String())
+}
