@@ -11,6 +11,9 @@
 //     read_committed isolation up to the last stable offset: records of
 //     open or aborted transactions are never returned. It returns
 //     ErrCheckpointMissing when the name has none.
+//   - XAPrepared lists the XA transactions prepared within GTIDSet and not
+//     yet committed or rolled back, with the binlog position of each prepare
+//     group: the only way a restarted router finds their rows again.
 //   - EnsureTopic creates the topic (cleanup.policy=compact, 1 partition)
 //     when it is missing and refuses one whose cleanup policy would
 //     delete checkpoints.
