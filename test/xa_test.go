@@ -221,7 +221,7 @@ func TestXARestartBetweenPrepareAndCommit(t *testing.T) {
 		})
 		r.mustRun(what)
 	}
-	var rolledBack []string
+	var rolledBack, committed []string
 	kills := 0
 
 	// Prepared, checkpoint past the prepare, killed; committed while down.
@@ -260,6 +260,7 @@ func TestXARestartBetweenPrepareAndCommit(t *testing.T) {
 			rolledBack = append(rolledBack, ids...)
 		} else {
 			e.xaSession(t, "XA COMMIT "+xid)
+			committed = append(committed, ids...)
 		}
 		time.Sleep(randDur(rng, 0, 300*time.Millisecond)) // the moment of the kill is the point
 		r.kill()
@@ -267,6 +268,18 @@ func TestXARestartBetweenPrepareAndCommit(t *testing.T) {
 		r.restart()
 	}
 	caughtUp("the end")
+	// The outbox table is the truth; rows of an XA COMMIT made from
+	// another session were seen to become visible there a moment after
+	// the commit was in the binlog.
+	eventually(t, 30*time.Second, "every committed XA row visible in the outbox table", func() bool {
+		rows := committedRows(t, e.db)
+		for _, id := range committed {
+			if _, ok := rows[id]; !ok {
+				return false
+			}
+		}
+		return true
+	})
 	want := committedRows(t, e.db)
 	col.waitAll(t, want, time.Minute)
 	require.Equal(t, 0, r.stop(30*time.Second))
