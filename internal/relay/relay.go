@@ -38,7 +38,7 @@ type Relay struct {
 	records            int  // records since the last commit point
 	since              time.Time
 	lastCheckpoint     time.Time
-	partial            bool   // inside a binlog transaction (not at a boundary)
+	partial            bool // inside a binlog transaction (not at a boundary)
 	txnBegan           time.Time
 	// open is the binlog transaction whose rows are being produced and
 	// openRows how many of its outbox rows were produced (counting those
@@ -48,9 +48,9 @@ type Relay struct {
 	open     *binlog.Txn
 	openGTID string
 	openRows int
-	commits            int    // commit points in this active session
-	progress           func() // called when Kafka took a commit or nothing waits
-	events             uint64
+	commits  int    // commit points in this active session
+	progress func() // called when Kafka took a commit or nothing waits
+	events   uint64
 
 	errMu       sync.Mutex
 	firstErr    error
