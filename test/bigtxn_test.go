@@ -27,7 +27,8 @@ func hugeRows(t testing.TB) int {
 // TestHugeTransaction writes one binlog transaction of a million outbox
 // rows (an INSERT ... SELECT backfill) between small transactions, with a
 // 4 s transaction timeout and 20,000 records per Kafka transaction, and
-// SIGKILLs the router three times while it streams the big one. The big
+// SIGKILLs the router three times and stops it (SIGTERM) once while it streams
+// the big one. The big
 // transaction cannot fit one Kafka transaction: the router commits inside
 // it, and each restart resumes inside it from the checkpoint. A
 // read_committed consumer reads every row exactly once, in order, and the
@@ -37,7 +38,7 @@ func TestHugeTransaction(t *testing.T) {
 	n := hugeRows(t)
 	e := kfakeEnv(t)
 	const name = "huge"
-	r := startRouter(t, e.args(name, "--transaction-timeout", "4s", "--commit-records", "20000")...)
+	r := startRouter(t, e.args(name, "--transaction-timeout", "4s", "--commit-records", "20000", "--shutdown-timeout", "1s")...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
 	w := newWriter(e.db, rng, "agg", 20, 0)
 	ctx := context.Background()
@@ -75,7 +76,7 @@ func TestHugeTransaction(t *testing.T) {
 	// checkpoint lies inside it.
 	began = time.Now()
 	inside, kills := 0, 0
-	for _, frac := range []int{15, 45, 75} {
+	for _, frac := range []int{15, 40, 65, 85} {
 		// The router's own progress (its checkpoint), not the consumer's.
 		eventually(t, 5*time.Minute, fmt.Sprintf("a checkpoint past %d%% of the big transaction", frac), func() bool {
 			cp := loadFullCheckpoint(t, e, name)
@@ -83,10 +84,24 @@ func TestHugeTransaction(t *testing.T) {
 		})
 		r.mustRun(fmt.Sprintf("%d%% of the big transaction", frac))
 		time.Sleep(randDur(rng, 0, 200*time.Millisecond))
-		r.kill()
-		kills++
+		how := "SIGKILL"
+		if frac == 85 {
+			// The last is a stop: with 1 s --shutdown-timeout it commits
+			// inside the big transaction after 0.5 s and exits 0.
+			how = "SIGTERM"
+			began := time.Now()
+			if code := r.stop(30 * time.Second); code != 0 {
+				t.Errorf("SIGTERM inside the big transaction: exit code %d, want 0", code)
+			}
+			if took := time.Since(began); took > 5*time.Second {
+				t.Errorf("SIGTERM inside the big transaction took %s, --shutdown-timeout 1s", took)
+			}
+		} else {
+			r.kill()
+			kills++
+		}
 		cp := loadFullCheckpoint(t, e, name)
-		t.Logf("kill %d after %d events read: checkpoint %s, inside %q after %d rows", kills, col.distinct(), cp.GTIDSet, cp.TxnGTID, cp.TxnRows)
+		t.Logf("%s after %d events read: checkpoint %s, inside %q after %d rows", how, col.distinct(), cp.GTIDSet, cp.TxnGTID, cp.TxnRows)
 		if cp.TxnGTID == bigGTID && cp.TxnRows > 0 && cp.TxnRows < n {
 			inside++
 		}

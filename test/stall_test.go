@@ -134,6 +134,9 @@ func TestShutdownTimeoutExitCode(t *testing.T) {
 	if code != 4 {
 		t.Errorf("exit code %d, want 4 (shutdown timeout)", code)
 	}
+	if took > 6*time.Second {
+		t.Errorf("the stop took %s with --shutdown-timeout 2s", took)
+	}
 	if !strings.Contains(r.out.String(), "--shutdown-timeout") {
 		t.Errorf("the log does not name --shutdown-timeout:\n%s", tail(r.out.String(), 10))
 	}

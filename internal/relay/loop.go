@@ -33,6 +33,7 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 	defer cancelWork(nil)
 	stopWatch := context.AfterFunc(ctx, func() {
 		time.AfterFunc(r.cfg.ShutdownTimeout, func() {
+			r.overran.Store(true)
 			cancelWork(fmt.Errorf("%w (%s, --shutdown-timeout): the open Kafka transaction was aborted; the next start resumes from the last committed checkpoint", ErrShutdownTimeout, r.cfg.ShutdownTimeout))
 		})
 	})
@@ -316,7 +317,11 @@ func (r *Relay) abort() {
 	if !r.inTxn {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	wait := 10 * time.Second
+	if r.overran.Load() {
+		wait = time.Second // the stop is already late; the broker aborts what is left
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	if err := r.cl.AbortBufferedRecords(ctx); err != nil {
 		r.log.Warn().Err(err).Msg("aborting buffered records")

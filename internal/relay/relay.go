@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -48,8 +49,9 @@ type Relay struct {
 	open     *binlog.Txn
 	openGTID string
 	openRows int
-	commits  int    // commit points in this active session
-	progress func() // called when Kafka took a commit or nothing waits
+	overran  atomic.Bool // the stop passed ShutdownTimeout
+	commits  int         // commit points in this active session
+	progress func()      // called when Kafka took a commit or nothing waits
 	events   uint64
 
 	errMu       sync.Mutex
@@ -79,6 +81,7 @@ func New(cfg Config, reader *binlog.Reader) (*Relay, error) {
 func (r *Relay) reset() {
 	r.inTxn, r.records, r.pendingTxns, r.partial, r.events, r.commits = false, 0, 0, false, 0, 0
 	r.open, r.openGTID, r.openRows = nil, "", 0
+	r.overran.Store(false)
 	r.errMu.Lock()
 	r.firstErr = nil
 	r.errMu.Unlock()
