@@ -25,7 +25,8 @@ var ErrShutdownTimeout = errors.New("stopping took longer than the shutdown time
 var errReaderStopped = errors.New("binlog reader stopped")
 
 // loop moves batches from the reader into Kafka until ctx is cancelled
-// (then it drains to a transaction boundary and commits) or an error.
+// (then it drains to a transaction boundary, or half ShutdownTimeout into
+// a binlog transaction, and commits) or an error.
 func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 	// Producing must outlive the cancellation of ctx to finish the open
 	// transaction; work is cancelled only when the shutdown deadline passes.
@@ -84,6 +85,12 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 			q.Recycle(b)
 			if err := r.commitIf(work, r.dueCount()); err != nil {
 				return fail(err)
+			}
+			select {
+			case <-done: // noticed under a steady backlog too
+				stopAt, done = time.Now(), nil
+				r.log.Info().Msg("stopping: finishing the current transaction")
+			default:
 			}
 			if stopNow() {
 				return finish()
