@@ -34,6 +34,9 @@ func hugeRows(t testing.TB) int {
 // read_committed consumer reads every row exactly once, in order, and the
 // transactions after it too.
 func TestHugeTransaction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode: 1,000,000-row transaction")
+	}
 	rng := faultRand(t)
 	n := hugeRows(t)
 	e := kfakeEnv(t)
