@@ -115,6 +115,7 @@ func (r *Reader) Run(ctx context.Context, from *gtid.Set, q *Queue) (err error) 
 		tables:   newTableCache(r.outbox, r.cfg.Columns, r.columnSource),
 		onUpdate: r.cfg.OnUpdate,
 		observer: r.cfg.Observer,
+		guard:    r.cfg.Guard,
 		out:      &trackingSink{q: q, delivered: delivered},
 		rows:     newUndecoded(),
 	}
