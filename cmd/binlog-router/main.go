@@ -18,6 +18,9 @@ const (
 	exitFatal  = 1 // any other error: connection, Kafka, a row the router must stop before, ...
 	exitUsage  = 2 // bad usage or configuration: flags, --start, outbox tables, a refused GTID set
 	exitPurged = 3 // the binlog the checkpoint needs was purged
+	// exitShutdownTimeout: a stop did not commit within --shutdown-timeout
+	// and aborted the open Kafka transaction.
+	exitShutdownTimeout = 4
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -72,6 +75,8 @@ var commands = map[string]func(ctx context.Context, args []string) int{}
 // exitCode maps a fatal error to the process exit code.
 func exitCode(err error) int {
 	switch {
+	case errors.Is(err, relay.ErrShutdownTimeout):
+		return exitShutdownTimeout
 	case err == nil, errors.Is(err, context.Canceled):
 		return exitOK
 	case isUsage(err):
