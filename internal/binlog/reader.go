@@ -138,6 +138,7 @@ func (r *Reader) RunResume(ctx context.Context, from *gtid.Set, resume Resume, q
 		tables:   newTableCache(r.outbox, r.cfg.Columns, r.columnSource),
 		onUpdate: r.cfg.OnUpdate,
 		observer: r.cfg.Observer,
+		guard:    r.cfg.Guard,
 		out:      &trackingSink{q: q, delivered: delivered},
 		rows:     newUndecoded(),
 		xa:       &xaState{prepared: slices.Clone(r.prepared), reread: r},

@@ -56,6 +56,7 @@ type stream struct {
 	tables   *tableCache
 	onUpdate UpdatePolicy
 	observer Observer
+	guard    TableGuard // nil: none
 	out      sink
 	rows     *undecoded // row data of outbox INSERTs left undecoded by the parser
 
@@ -202,6 +203,11 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 		return err
 	}
 	// Anything else is DDL or a statement inside a transaction.
+	if s.guard != nil {
+		if err := s.guard.DDL(string(e.Schema), string(q)); err != nil {
+			return err
+		}
+	}
 	if s.tables.outbox.mentionedIn(q) {
 		s.tables.invalidate()
 		gtidText := ""
@@ -218,6 +224,11 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 
 func (s *stream) rowsEvent(ctx context.Context, e *replication.RowsEvent, typ replication.EventType) error {
 	data, undecoded := s.rows.take(e)
+	if e.Table != nil && s.guard != nil && !s.tables.outbox.has(e.Table.Schema, e.Table.Table) {
+		if err := s.guard.Rows(string(e.Table.Schema), string(e.Table.Table)); err != nil {
+			return err
+		}
+	}
 	if e.Table == nil || !s.tables.outbox.has(e.Table.Schema, e.Table.Table) || s.txn == nil {
 		return nil
 	}
