@@ -121,6 +121,8 @@ type Hooks struct {
 	// AfterCommit runs after the database transaction of ev committed and
 	// before its offset is committed to Kafka.
 	AfterCommit func(ev Event)
+	// OnDuplicate runs after ev was skipped because its inbox row exists.
+	OnDuplicate func(ev Event)
 	// OnRevoked runs when partitions are revoked, before the work on them
 	// is drained and their offsets committed.
 	OnRevoked func(revoked map[string][]int32)

@@ -205,6 +205,9 @@ func (c *Consumer) handleRecord(ctx context.Context, r *kgo.Record) bool {
 			if dup {
 				c.m.incDuplicate()
 				c.logEvent(c.log.Debug(), ev).Msg("duplicate event skipped")
+				if c.cfg.Hooks.OnDuplicate != nil {
+					c.cfg.Hooks.OnDuplicate(ev)
+				}
 				return true
 			}
 			c.m.incProcessed()
