@@ -57,7 +57,7 @@ func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
 				recs = append(recs, paymentRecord(topic, fmt.Sprintf("ev-%02d", i), fmt.Sprintf("ref-%02d", i), "PaymentMade"))
 			}
 			recs = append(recs,
-				paymentRecord(topic, "ev-05", "ref-05", "PaymentMade"),   // a duplicated record
+				paymentRecord(topic, "ev-05", "ref-05", "PaymentMade"),    // a duplicated record
 				paymentRecord(topic, "ev-clash", "ref-07", "PaymentMade"), // unique violation on ref
 				paymentRecord(topic, "ev-poison", "ref-x", "Poison"),      // always fails
 			)
