@@ -196,3 +196,18 @@ func recordHeader(r *kgo.Record, key string) string {
 	}
 	return ""
 }
+
+// produceToPartitions produces recs to the partitions they name.
+func produceToPartitions(t *testing.T, k *devenv.Kafka, recs []*kgo.Record) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Brokers...), kgo.AllowAutoTopicCreation(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
