@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -211,3 +212,5 @@ func produceToPartitions(t *testing.T, k *devenv.Kafka, recs []*kgo.Record) {
 		t.Fatal(err)
 	}
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
