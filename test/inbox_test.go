@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
@@ -99,6 +100,9 @@ func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
 				t.Errorf("stats %+v, want processed %d, duplicates 1, dead letters 2, retries 4", st, n)
 			}
 			checkPayments(t, db, n)
+			if got := committedTotal(t, k.Brokers, "payments", topic); got != n+3 {
+				t.Errorf("committed offsets of group payments sum to %d, want %d (every record)", got, n+3)
+			}
 
 			dls := readTopic(t, k.Brokers, "payments.dead-letter", 2)
 			got := map[string]string{}
@@ -214,3 +218,27 @@ func produceToPartitions(t *testing.T, k *devenv.Kafka, recs []*kgo.Record) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// committedTotal sums group's committed offsets on topic (partitions start
+// at offset 0, so it is the number of records consumed).
+func committedTotal(t *testing.T, brokers []string, group, topic string) int64 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	offs, err := kadm.NewClient(cl).FetchOffsets(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	offs.Each(func(o kadm.OffsetResponse) {
+		if o.Topic == topic {
+			total += o.At
+		}
+	})
+	return total
+}
