@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
 // Exit codes.
@@ -15,6 +17,9 @@ const (
 	exitFatal  = 1
 	exitUsage  = 2
 	exitPurged = 3 // the binlog the checkpoint needs was purged
+	// exitShutdownTimeout: a stop did not commit within --shutdown-timeout
+	// and aborted the open Kafka transaction.
+	exitShutdownTimeout = 4
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -69,6 +74,8 @@ var commands = map[string]func(ctx context.Context, args []string) int{}
 // exitCode maps a fatal error to the process exit code.
 func exitCode(err error) int {
 	switch {
+	case errors.Is(err, relay.ErrShutdownTimeout):
+		return exitShutdownTimeout
 	case err == nil, errors.Is(err, context.Canceled):
 		return exitOK
 	case isPurged(err):

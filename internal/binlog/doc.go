@@ -20,7 +20,10 @@
 //   - Lost connections are retried with backoff from the last transaction
 //     handed over; a transaction cut off in the middle is read again from
 //     its start and the rows already handed over are skipped. Each
-//     transaction is delivered once per Reader.Run.
+//     transaction is delivered once per Reader.Run. Reader.RunResume
+//     starts inside a transaction, from a checkpoint taken there: the
+//     given number of its outbox rows are skipped when the server sends
+//     it.
 //   - A purged start position is a *PurgedError (ErrBinlogPurged); denied
 //     credentials or privileges are ErrAccessDenied. Both are final.
 //   - Memory is bounded by the go-mysql event cache (Config.EventCache)

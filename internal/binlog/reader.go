@@ -107,7 +107,22 @@ func (r *Reader) Refresh(ctx context.Context) (*Server, error) {
 // handed over completely; rows of a transaction that was handed over in
 // part are not handed over again. Every transaction is therefore
 // delivered once per Run, whatever happens to the connection.
-func (r *Reader) Run(ctx context.Context, from *gtid.Set, q *Queue) (err error) {
+func (r *Reader) Run(ctx context.Context, from *gtid.Set, q *Queue) error {
+	return r.RunResume(ctx, from, Resume{}, q)
+}
+
+// Resume is a position inside a binlog transaction: the first Rows outbox
+// rows of the transaction with GTID were delivered before (by an earlier
+// process, as its checkpoint records).
+type Resume struct {
+	GTID string
+	Rows int
+}
+
+// RunResume is Run from inside a transaction: from must not contain
+// resume's transaction, and the first resume.Rows outbox rows of that
+// transaction, when the server sends it, are not handed over again.
+func (r *Reader) RunResume(ctx context.Context, from *gtid.Set, resume Resume, q *Queue) (err error) {
 	defer func() { q.close(err) }()
 	delivered := from.Clone()
 	s := &stream{
@@ -117,6 +132,9 @@ func (r *Reader) Run(ctx context.Context, from *gtid.Set, q *Queue) (err error) 
 		observer: r.cfg.Observer,
 		out:      &trackingSink{q: q, delivered: delivered},
 		rows:     newUndecoded(),
+	}
+	if resume.GTID != "" && resume.Rows > 0 {
+		s.resumeGTID, s.resumeRows = resume.GTID, resume.Rows
 	}
 	backoff := r.cfg.BackoffMin
 	var failingSince time.Time

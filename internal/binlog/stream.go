@@ -66,7 +66,8 @@ type stream struct {
 	emitted int  // outbox rows of txn already handed to out
 
 	// resume skips rows already delivered of a transaction that was
-	// interrupted by a lost connection and is read again.
+	// interrupted by a lost connection, or by a restart from a checkpoint
+	// inside it, and is read again.
 	resumeGTID string
 	resumeRows int
 	skip       int
@@ -108,10 +109,12 @@ func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error 
 func (s *stream) begin(t *Txn) {
 	s.txn, s.begun, s.emitted = t, false, 0
 	s.skip = 0
-	if t.GTID == s.resumeGTID {
+	// The resumed transaction is normally the first one sent; one that
+	// comes later (another server's binlog order) is still recognised.
+	if s.resumeGTID != "" && t.GTID == s.resumeGTID {
 		s.skip = s.resumeRows
+		s.resumeGTID, s.resumeRows = "", 0
 	}
-	s.resumeGTID, s.resumeRows = "", 0
 }
 
 func (s *stream) beginMySQL(e *replication.GTIDEvent, ts uint32) {

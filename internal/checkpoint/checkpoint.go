@@ -17,8 +17,14 @@ var ErrCheckpointMissing = errors.New("no checkpoint stored")
 
 // Checkpoint is the stored position of one router.
 type Checkpoint struct {
-	Name       string    `json:"name"`                  // the router's --name, also the record key
-	GTIDSet    string    `json:"gtid_set"`              // server-native syntax; everything in it was published
+	Name    string `json:"name"`     // the router's --name, also the record key
+	GTIDSet string `json:"gtid_set"` // server-native syntax; everything in it was published
+	// TxnGTID and TxnRows place a checkpoint inside a binlog transaction
+	// larger than one Kafka transaction: the first TxnRows outbox rows of
+	// transaction TxnGTID (which GTIDSet does not contain) were published.
+	// Both are empty at a transaction boundary.
+	TxnGTID    string    `json:"txn_gtid,omitempty"`
+	TxnRows    int       `json:"txn_rows,omitempty"`
 	Flavor     string    `json:"flavor"`                // "mysql" or "mariadb"
 	ServerID   uint32    `json:"server_id"`             // source server's @@server_id
 	ServerUUID string    `json:"server_uuid,omitempty"` // source server's @@server_uuid (MySQL)

@@ -1,6 +1,9 @@
 // Package checkpoint stores and loads the router's position: the GTID set
 // whose every outbox row has been published, one JSON value per router
-// name, in a compacted single-partition Kafka topic.
+// name, in a compacted single-partition Kafka topic. Inside a binlog
+// transaction too large for one Kafka transaction it also names that
+// transaction and how many of its outbox rows were published (TxnGTID,
+// TxnRows).
 //
 // Contract:
 //   - Record builds the checkpoint record. The relay writes it in the same
