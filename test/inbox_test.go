@@ -130,6 +130,19 @@ func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
 			if err := db.QueryRow("SELECT COUNT(*) FROM inbox WHERE consumer_name = 'payments'").Scan(&rows); err != nil || rows != n {
 				t.Errorf("inbox rows %d (%v), want %d", rows, err, n)
 			}
+
+			// Prune deletes the consumer's rows in batches.
+			pc, err := inbox.New(inbox.Config{Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: "payments",
+				DB: db, Dialect: d.dialect, Handler: handler})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept, err := pc.Prune(ctx, time.Hour, 7); err != nil || kept != 0 {
+				t.Errorf("Prune(1h) deleted %d rows (%v), want 0", kept, err)
+			}
+			if pruned, err := pc.Prune(ctx, 0, 7); err != nil || pruned != n {
+				t.Errorf("Prune(0) deleted %d rows (%v), want %d", pruned, err, n)
+			}
 		})
 	}
 }
