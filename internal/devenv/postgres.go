@@ -18,9 +18,26 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 )
 
-// PostgresBinDir is where Debian's postgresql package installs PostgreSQL
-// 15's initdb and postgres.
-const PostgresBinDir = "/usr/lib/postgresql/15/bin"
+// postgresBinGlob matches where Debian's postgresql packages install
+// initdb and postgres, one directory per major version.
+const postgresBinGlob = "/usr/lib/postgresql/*/bin"
+
+// postgresBinDir returns POSTGRES_BIN_DIR, or else the newest installed
+// major version's bin directory.
+func postgresBinDir() string {
+	if bin := os.Getenv("POSTGRES_BIN_DIR"); bin != "" {
+		return bin
+	}
+	dirs, _ := filepath.Glob(postgresBinGlob)
+	best, bestMajor := "/usr/lib/postgresql/15/bin", -1
+	for _, d := range dirs {
+		major, err := strconv.Atoi(filepath.Base(filepath.Dir(d)))
+		if err == nil && major > bestMajor {
+			best, bestMajor = d, major
+		}
+	}
+	return best
+}
 
 // Postgres is a private PostgreSQL server: its own cluster (initdb) in a
 // temporary directory, listening on a free loopback port and a unix socket
@@ -39,10 +56,7 @@ type Postgres struct {
 // StartPostgres creates and starts a private server, returning once it
 // accepts connections. On error nothing is left running or on disk.
 func StartPostgres(ctx context.Context) (*Postgres, error) {
-	bin := os.Getenv("POSTGRES_BIN_DIR")
-	if bin == "" {
-		bin = PostgresBinDir
-	}
+	bin := postgresBinDir()
 	if _, err := os.Stat(filepath.Join(bin, "postgres")); err != nil {
 		return nil, fmt.Errorf("postgres not found in %s (install Debian's postgresql package, or set POSTGRES_BIN_DIR): %w", bin, err)
 	}
