@@ -32,5 +32,11 @@ type Txn struct {
 	GTID string    // the transaction's GTID in server syntax: "0-1-42" or "uuid:7" or "uuid:tag:7"
 	Time time.Time // commit time reported by the server (event header or immediate commit timestamp)
 
+	// XA is set on a transaction that prepares, commits or rolls back an
+	// XA transaction: the XA transactions still prepared after it, which
+	// a checkpoint covering it must carry (Reader.SetPrepared takes them
+	// back). Nil on every other transaction.
+	XA *PreparedSet
+
 	id gtidID
 }
