@@ -321,6 +321,10 @@ func (s *stream) emit(ctx context.Context, t *table, r OutboxRow) error {
 		return nil
 	}
 	r.Txn = s.txn
+	if err := t.convert(&r); err != nil {
+		return &RowError{Table: t.name, GTID: s.txn.GTID, Err: fmt.Errorf("%w: %w", ErrUnmappable, err),
+			Fix: "fix the stored value or the column's character set"}
+	}
 	size := len(r.Payload) + len(r.EventID) + len(r.AggregateID) + len(r.EventType) + len(r.Headers) + 160
 	if err := s.out.addRow(ctx, r, size, s.pos); err != nil {
 		return err

@@ -61,7 +61,8 @@ type table struct {
 	db, tbl string
 	name    string // db.table
 	layout  schema.Layout
-	codec   *rowCodec // built by codecFor from the table's TABLE_MAP events
+	codec   *rowCodec   // built by codecFor from the table's TABLE_MAP events
+	convs   []valueConv // stored bytes → what SELECT prints, for mapped columns
 }
 
 // tableCache resolves TABLE_MAP events of outbox tables to column layouts.
@@ -71,13 +72,14 @@ type tableCache struct {
 	outbox  outboxSet
 	columns schema.Columns
 	source  ColumnSource
+	uuid    UUIDBinary // byte order of binary event ids
 
 	byID      map[uint64]*table
 	fromQuery map[string][]string // db.table -> columns read through source
 }
 
 func newTableCache(outbox outboxSet, columns schema.Columns, source ColumnSource) *tableCache {
-	return &tableCache{outbox: outbox, columns: columns, source: source,
+	return &tableCache{outbox: outbox, columns: columns, source: source, uuid: UUIDStandard,
 		byID: map[uint64]*table{}, fromQuery: map[string][]string{}}
 }
 
@@ -123,10 +125,14 @@ func (c *tableCache) lookup(ctx context.Context, tm *replication.TableMapEvent, 
 	if err != nil {
 		return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: %w", ErrUnmappable, err)}
 	}
+	convs, err := valueConvs(tm, layout, names, c.uuid)
+	if err != nil {
+		return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: %w", ErrUnmappable, err)}
+	}
 	if len(c.byID) > 4096 {
 		clear(c.byID)
 	}
-	t := &table{db: string(tm.Schema), tbl: string(tm.Table), name: name, layout: layout}
+	t := &table{db: string(tm.Schema), tbl: string(tm.Table), name: name, layout: layout, convs: convs}
 	c.byID[tm.TableID] = t
 	return t, nil
 }
