@@ -118,6 +118,9 @@ func (r *Reader) Run(ctx context.Context, from *gtid.Set, q *Queue) (err error) 
 		out:      &trackingSink{q: q, delivered: delivered},
 		rows:     newUndecoded(),
 	}
+	if err := r.startDefinitions(ctx, delivered, s.tables); err != nil {
+		return err
+	}
 	backoff := r.cfg.BackoffMin
 	var failingSince time.Time
 	for {
