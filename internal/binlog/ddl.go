@@ -25,6 +25,7 @@ type definitions struct {
 	parser *parser.Parser
 	cols   map[string][]schema.ColumnDef // db.table -> columns; absent or nil: unknown
 	why    map[string]string             // db.table -> why unknown
+	snap   map[string][]schema.ColumnDef // the known definitions, shared read-only; nil after a change
 }
 
 func newDefinitions(outbox outboxSet) *definitions {
@@ -35,11 +36,27 @@ func newDefinitions(outbox outboxSet) *definitions {
 func (d *definitions) set(name string, cols []schema.ColumnDef) {
 	d.cols[name] = cols
 	delete(d.why, name)
+	d.snap = nil
 }
 
 func (d *definitions) forget(name, why string) {
 	d.cols[name] = nil
 	d.why[name] = why
+	d.snap = nil
+}
+
+// snapshot returns the known definitions as an immutable map, shared
+// until the next change.
+func (d *definitions) snapshot() map[string][]schema.ColumnDef {
+	if d.snap == nil {
+		d.snap = map[string][]schema.ColumnDef{}
+		for name, cols := range d.cols {
+			if cols != nil {
+				d.snap[name] = cols
+			}
+		}
+	}
+	return d.snap
 }
 
 // ErrUncertainDDL is wrapped by the error for a DDL statement that touches

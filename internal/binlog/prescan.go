@@ -30,6 +30,9 @@ import (
 // before that stop the router. A statement in the range that may have
 // run while the definition was being read makes the read useless: Run
 // refuses to start and says so.
+//
+// Definitions given by Resume (a checkpoint's, of the start position) are
+// taken as they are when they cover every outbox table.
 func (r *Reader) startDefinitions(ctx context.Context, from *gtid.Set, c *tableCache) error {
 	c.defs = newDefinitions(r.outbox)
 	c.settle, c.settleAfter = map[string][]schema.ColumnDef{}, map[string]string{}
@@ -38,6 +41,18 @@ func (r *Reader) startDefinitions(ctx context.Context, from *gtid.Set, c *tableC
 			c.defs.forget(t.String(), "binlog_row_metadata was FULL when the router started, and rows without column names came later (the setting changed at runtime)")
 		}
 		return nil
+	}
+	if len(r.resume) > 0 {
+		all := true
+		for _, t := range r.cfg.Tables {
+			all = all && r.resume[t.String()] != nil
+		}
+		if all {
+			for _, t := range r.cfg.Tables {
+				c.defs.set(t.String(), r.resume[t.String()])
+			}
+			return nil
+		}
 	}
 	before, err := binlogPosition(ctx, r.db)
 	if err != nil {

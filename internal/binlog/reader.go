@@ -28,7 +28,16 @@ type Reader struct {
 	server *Server
 	outbox outboxSet
 	log    zerolog.Logger
+
+	resume map[string][]schema.ColumnDef // definitions in force at the next Run's start (Resume)
 }
+
+// Resume gives the next Run the outbox tables' column definitions in
+// force at its start position, as a checkpoint stored them (Txn.Layouts).
+// They must belong to exactly that position. When they cover every
+// outbox table, Run takes them instead of reading information_schema;
+// nil forgets them.
+func (r *Reader) Resume(layouts map[string][]schema.ColumnDef) { r.resume = layouts }
 
 // Open connects to the server over SQL, reads its settings and checks the
 // ones the router cannot work without. The caller must Close the Reader.

@@ -288,6 +288,9 @@ func (s *stream) end(ctx context.Context) error {
 	}
 	t := s.txn
 	s.txn, s.begun = nil, false
+	if s.tables.defs != nil {
+		t.Layouts = s.tables.defs.snapshot()
+	}
 	return s.out.done(ctx, t, s.pos)
 }
 

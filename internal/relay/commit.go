@@ -122,5 +122,6 @@ func (r *Relay) checkpoint() *checkpoint.Checkpoint {
 		Events:     r.events,
 		Source:     r.cfg.Source,
 		Version:    r.cfg.Version,
+		Layouts:    r.pendingLayouts,
 	}
 }

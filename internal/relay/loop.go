@@ -125,6 +125,7 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
 	for _, t := range b.Done {
 		t.AddTo(r.pending)
 		r.pendingTime = t.Time
+		r.pendingLayouts = t.Layouts
 	}
 	if len(b.Done) > 0 {
 		r.pendingTxns += len(b.Done)

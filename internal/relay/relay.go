@@ -17,6 +17,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/logging"
 	"github.com/binlog-router/binlog-router/internal/route"
+	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
 // Relay routes the outbox rows of one binlog source to Kafka.
@@ -32,7 +33,8 @@ type Relay struct {
 	// also covers transactions handed to Kafka since.
 	committed, pending *gtid.Set
 	pendingPos         binlog.Position
-	pendingTime        time.Time // source commit time of the last pending transaction
+	pendingTime        time.Time                     // source commit time of the last pending transaction
+	pendingLayouts     map[string][]schema.ColumnDef // outbox column definitions after the last pending transaction
 	pendingTxns        int
 	inTxn              bool // exactly-once: a Kafka transaction is open
 	records            int  // records since the last commit point
@@ -184,6 +186,11 @@ func (r *Relay) runActive(ctx context.Context) error {
 		return err
 	}
 	r.committed, r.pending = start, start.Clone()
+	r.pendingLayouts = nil
+	if cp != nil {
+		r.pendingLayouts = cp.Layouts
+	}
+	r.reader.Resume(r.pendingLayouts)
 	r.lastCheckpoint = time.Now()
 	ev := r.log.Info().Str("gtid_set", start.String()).Str("delivery", string(r.cfg.Delivery)).
 		Str("flavor", string(r.reader.Server().Flavor)).Str("server_version", r.reader.Server().Version)
