@@ -59,7 +59,7 @@ func (d *definitions) snapshot() map[string][]schema.ColumnDef {
 	return d.snap
 }
 
-// ErrUncertainDDL is wrapped by the error for a DDL statement that touches
+// errUncertainDDL is wrapped by the error for a DDL statement that touches
 // an outbox table and that the router cannot apply with certainty to the
 // table's definition.
 var errUncertainDDL = fmt.Errorf("%w: a DDL statement changed the table in a way the router cannot follow", ErrUnmappable)

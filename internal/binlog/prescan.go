@@ -84,7 +84,7 @@ func (r *Reader) startDefinitions(ctx context.Context, from *gtid.Set, c *tableC
 			c.defs.set(name, defs)
 			continue
 		}
-		if !last.pos.before(before) {
+		if before.before(last.pos) {
 			return fmt.Errorf("outbox table %s changed (transaction %s) while its columns were read from information_schema; start again", name, last.gtid)
 		}
 		c.defs.forget(name, fmt.Sprintf("a later DDL statement (transaction %s: %s) changed the table before the router read its columns from information_schema, so the columns it read do not describe this row", last.gtid, clip(last.query, 200)))
