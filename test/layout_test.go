@@ -118,9 +118,12 @@ func requireExactly(t *testing.T, e *env, evs []event, got []*kgo.Record) {
 }
 
 // stopLine is the log line that names binlog_row_metadata=FULL.
-func stopLine(log string) string {
+func stopLine(log string) string { return lineWith(log, "binlog_row_metadata=FULL") }
+
+// lineWith is the first log line that contains s.
+func lineWith(log, s string) string {
 	for _, l := range strings.Split(log, "\n") {
-		if strings.Contains(l, "binlog_row_metadata=FULL") {
+		if strings.Contains(l, s) {
 			return l
 		}
 	}
