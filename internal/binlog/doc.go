@@ -16,7 +16,7 @@
 //   - Column names come from TABLE_MAP metadata when the server logs them
 //     (binlog_row_metadata=FULL). Otherwise a row is decoded only with the
 //     column layout in force when it was written: the layout is given by
-//     Reader.Resume (a checkpoint's, Txn.Layouts) or read from
+//     Reader.SetLayouts (a checkpoint's, Txn.Layouts) or read from
 //     information_schema and trusted only where a scan of the binlog up to
 //     the read finds no DDL on the table; every DDL statement met is applied
 //     to it with a MySQL parser; each TABLE_MAP's column count and types are
@@ -30,7 +30,18 @@
 //   - Lost connections are retried with backoff from the last transaction
 //     handed over; a transaction cut off in the middle is read again from
 //     its start and the rows already handed over are skipped. Each
-//     transaction is delivered once per Reader.Run.
+//     transaction is delivered once per Reader.Run. Reader.RunResume
+//     starts inside a transaction, from a checkpoint taken there: the
+//     given number of its outbox rows are skipped when the server sends
+//     it.
+//   - XA: the rows of a prepared XA transaction are handed over at its
+//     XA COMMIT, as rows of the committing transaction, read again from the
+//     prepare group in the binlog (never kept in memory); XA ROLLBACK hands
+//     nothing over. The prepare group itself is a transaction without rows.
+//     Txn.XA carries the table of prepared transactions after each XA
+//     group; a checkpoint stores it and Reader.SetPrepared gives it back. A
+//     commit whose prepare group is unknown or purged is an *XAError
+//     naming the XID (ErrXAUnknown, ErrBinlogPurged): never skipped.
 //   - A purged start position is a *PurgedError (ErrBinlogPurged); denied
 //     credentials or privileges are ErrAccessDenied. Both are final.
 //   - Memory is bounded by the go-mysql event cache (Config.EventCache)

@@ -31,7 +31,7 @@ import (
 // run while the definition was being read makes the read useless: Run
 // refuses to start and says so.
 //
-// Definitions given by Resume (a checkpoint's, of the start position) are
+// Definitions given by SetLayouts (a checkpoint's, of the start position) are
 // taken as they are when they cover every outbox table.
 func (r *Reader) startDefinitions(ctx context.Context, from *gtid.Set, c *tableCache) error {
 	c.defs = newDefinitions(r.outbox)
@@ -42,14 +42,14 @@ func (r *Reader) startDefinitions(ctx context.Context, from *gtid.Set, c *tableC
 		}
 		return nil
 	}
-	if len(r.resume) > 0 {
+	if len(r.layouts) > 0 {
 		all := true
 		for _, t := range r.cfg.Tables {
-			all = all && r.resume[t.String()] != nil
+			all = all && r.layouts[t.String()] != nil
 		}
 		if all {
 			for _, t := range r.cfg.Tables {
-				c.defs.set(t.String(), r.resume[t.String()])
+				c.defs.set(t.String(), r.layouts[t.String()])
 			}
 			return nil
 		}

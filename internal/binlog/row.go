@@ -39,9 +39,15 @@ type Txn struct {
 	// Layouts are the column definitions of the outbox tables in force
 	// after the transaction, by db.table, as far as the reader knows them
 	// (nil or a table absent: not known). A checkpoint that covers the
-	// transaction stores them, and Reader.Resume hands them back. The map
+	// transaction stores them, and Reader.SetLayouts hands them back. The map
 	// is shared between transactions and must not be changed.
 	Layouts map[string][]schema.ColumnDef
+
+	// XA is set on a transaction that prepares, commits or rolls back an
+	// XA transaction: the XA transactions still prepared after it, which
+	// a checkpoint covering it must carry (Reader.SetPrepared takes them
+	// back). Nil on every other transaction.
+	XA *PreparedSet
 
 	id gtidID
 }
