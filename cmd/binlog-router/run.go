@@ -123,7 +123,7 @@ func (o *observer) OutboxUpdate(table, gtid string, rows int) {
 }
 
 func (o *observer) DDL(gtid, query string) {
-	o.log.Info().Str("gtid", gtid).Str("query", query).Msg("DDL may touch an outbox table; column layout will be re-read")
+	o.log.Info().Str("gtid", gtid).Str("query", query).Msg("DDL may touch an outbox table; its column layout follows the statement")
 }
 
 func (o *observer) Reconnect() {}

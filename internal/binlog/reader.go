@@ -30,8 +30,16 @@ type Reader struct {
 	outbox outboxSet
 	log    zerolog.Logger
 
-	prepared []PreparedXA // XA transactions prepared before the next Run's start
+	layouts  map[string][]schema.ColumnDef // definitions in force at the next Run's start (SetLayouts)
+	prepared []PreparedXA                  // XA transactions prepared before the next Run's start
 }
+
+// SetLayouts gives the next Run the outbox tables' column definitions in
+// force at its start position, as a checkpoint stored them (Txn.Layouts).
+// They must belong to exactly that position. When they cover every
+// outbox table, Run takes them instead of reading information_schema;
+// nil forgets them.
+func (r *Reader) SetLayouts(layouts map[string][]schema.ColumnDef) { r.layouts = layouts }
 
 // SetPrepared sets the XA transactions prepared before the position the
 // next Run starts from, whose COMMIT or ROLLBACK may follow: the list the
@@ -145,6 +153,9 @@ func (r *Reader) RunResume(ctx context.Context, from *gtid.Set, resume Resume, q
 	}
 	if resume.GTID != "" && resume.Rows > 0 {
 		s.resumeGTID, s.resumeRows = resume.GTID, resume.Rows
+	}
+	if err := r.startDefinitions(ctx, delivered, s.tables); err != nil {
+		return err
 	}
 	backoff := r.cfg.BackoffMin
 	var failingSince time.Time

@@ -209,12 +209,14 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 		}
 	}
 	if s.tables.outbox.mentionedIn(q) {
-		s.tables.invalidate()
 		gtidText := ""
 		if s.txn != nil {
 			gtidText = s.txn.GTID
 		}
 		s.observer.DDL(gtidText, string(q))
+		if err := s.statement(string(q), string(e.Schema), gtidText); err != nil {
+			return err
+		}
 	}
 	if !s.begun {
 		return s.end(ctx)
@@ -254,6 +256,13 @@ func (s *stream) rowsEvent(ctx context.Context, e *replication.RowsEvent, typ re
 	t, err := s.tables.lookup(ctx, e.Table, s.txn.GTID)
 	if err != nil {
 		return err
+	}
+	if len(e.ColumnBitmap1) > 0 {
+		if ord := missingMapped(&t.layout, e.ColumnBitmap1); ord >= 0 {
+			return &RowError{Table: t.name, GTID: s.txn.GTID,
+				Err: fmt.Errorf("%w: the row image leaves out mapped column %s (binlog_row_image is not FULL on the server)", ErrUnmappable, t.columnName(ord)),
+				Fix: "set binlog_row_image=FULL on the server (SET GLOBAL and in its configuration; sessions opened before keep their setting until they reconnect), then publish the rows written meanwhile with `binlog-router replay` or from the table"}
+		}
 	}
 	done := 0
 	if undecoded {
@@ -345,6 +354,9 @@ func (s *stream) end(ctx context.Context) error {
 	}
 	t := s.txn
 	s.txn, s.begun = nil, false
+	if s.tables.defs != nil {
+		t.Layouts = s.tables.defs.snapshot()
+	}
 	return s.out.done(ctx, t, s.pos)
 }
 

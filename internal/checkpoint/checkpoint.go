@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
 // DefaultTopic is the checkpoint topic used when none is configured.
@@ -34,6 +36,13 @@ type Checkpoint struct {
 	Events     uint64    `json:"events,omitempty"`  // events published by this process so far (information)
 	Source     string    `json:"source,omitempty"`  // source address (information)
 	Version    string    `json:"version,omitempty"` // router version that wrote it
+
+	// Layouts are the outbox tables' column definitions in force at
+	// GTIDSet (by db.table), when the router tracks them (binlog
+	// TABLE_MAP events without column names). Written in the same Kafka
+	// transaction as GTIDSet; a restart decodes the rows after GTIDSet
+	// with them. Absent: read from the server at start.
+	Layouts map[string][]schema.ColumnDef `json:"layouts,omitempty"`
 
 	// XAPrepared are the XA transactions prepared within GTIDSet whose
 	// COMMIT or ROLLBACK is not: their rows are published at the COMMIT,

@@ -126,6 +126,7 @@ func (r *Relay) checkpoint() *checkpoint.Checkpoint {
 		Events:     r.events,
 		Source:     r.cfg.Source,
 		Version:    r.cfg.Version,
+		Layouts:    r.pendingLayouts,
 		XAPrepared: preparedTo(r.pendingXA),
 	}
 }

@@ -188,6 +188,7 @@ func (r *Relay) sameOpen(t *binlog.Txn) bool {
 func (r *Relay) complete(t *binlog.Txn) {
 	t.AddTo(r.pending)
 	r.pendingTime = t.Time
+	r.pendingLayouts = t.Layouts
 	r.pendingTxns++
 	if t.XA != nil {
 		r.pendingXA = t.XA.List

@@ -18,6 +18,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/logging"
 	"github.com/binlog-router/binlog-router/internal/route"
+	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
 // Relay routes the outbox rows of one binlog source to Kafka.
@@ -33,7 +34,8 @@ type Relay struct {
 	// also covers transactions handed to Kafka since.
 	committed, pending *gtid.Set
 	pendingPos         binlog.Position
-	pendingTime        time.Time // source commit time of the last pending transaction
+	pendingTime        time.Time                     // source commit time of the last pending transaction
+	pendingLayouts     map[string][]schema.ColumnDef // outbox column definitions after the last pending transaction
 	pendingTxns        int
 	pendingXA          []binlog.PreparedXA // XA transactions prepared within pending
 	inTxn              bool                // exactly-once: a Kafka transaction is open
@@ -198,6 +200,11 @@ func (r *Relay) runActive(ctx context.Context) error {
 		return err
 	}
 	r.committed, r.pending = start, start.Clone()
+	r.pendingLayouts = nil
+	if cp != nil {
+		r.pendingLayouts = cp.Layouts
+	}
+	r.reader.SetLayouts(r.pendingLayouts)
 	r.pendingXA = preparedFrom(cp)
 	r.reader.SetPrepared(r.pendingXA)
 	r.lastCheckpoint = time.Now()
