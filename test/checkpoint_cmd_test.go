@@ -57,10 +57,10 @@ func TestCheckpointCmdSetEarlierRepublishes(t *testing.T) {
 		code   int
 		stderr []string
 	}{
-		{"beyond the executed seq", []string{"--gtid", "0-1-999999"}, 1,
+		{"beyond the executed seq", []string{"--gtid", "0-1-999999"}, 2,
 			[]string{"beyond what the server has executed", "0-1-999999", e.gtidBinlogPos()}},
-		{"unknown domain", []string{"--gtid", mid + ",7-1-3"}, 1, []string{"beyond", "7-1-3"}},
-		{"other flavour", []string{"--gtid", "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"}, 1,
+		{"unknown domain", []string{"--gtid", mid + ",7-1-3"}, 2, []string{"beyond", "7-1-3"}},
+		{"other flavour", []string{"--gtid", "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"}, 2,
 			[]string{"invalid GTID syntax", "looks like a MySQL GTID"}},
 		{"offset without gtids", []string{"--from-debezium-offset", `{"file":"mysql-bin.000003","pos":154}`}, 2,
 			[]string{"Debezium offset", "no gtids", `file "mysql-bin.000003", pos 154`, "GTID only"}},
@@ -97,7 +97,7 @@ func TestCheckpointCmdPurged(t *testing.T) {
 	}
 
 	res := cliRun(t, append(append([]string{"checkpoint", "set"}, args...), "--gtid", old)...)
-	assert.Equal(t, 1, res.code, res.stderr)
+	assert.Equal(t, 2, res.code, "a refused set is bad usage: %s", res.stderr)
 	assert.Contains(t, res.stderr, "binlog purged")
 	assert.Contains(t, res.stderr, fmt.Sprintf("no longer has the binlog after %q", old))
 	assert.Contains(t, res.stderr, "Could not find GTID state", "the server's reason")

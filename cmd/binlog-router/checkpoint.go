@@ -139,6 +139,9 @@ func checkpointWrite(ctx context.Context, verb string, args []string) int {
 	}
 	if err := writeCheckpoint(ctx, &cfg, verb, text, wf.force, log); err != nil {
 		fmt.Fprintf(os.Stderr, "binlog-router checkpoint %s: %v\n", verb, err)
+		if isUsage(err) {
+			return exitUsage
+		}
 		return exitFatal
 	}
 	return exitOK
@@ -253,16 +256,27 @@ func adminClient(cfg *config.Config) (*kadm.Client, func(), error) {
 	return kadm.NewClient(cl), cl.Close, nil
 }
 
+// refusedSetError marks a GTID set given on the command line that does
+// not parse or that the server refuses (beyond its executed set,
+// purged): bad usage (exit 2).
+type refusedSetError struct{ err error }
+
+func (e *refusedSetError) Error() string { return e.err.Error() }
+func (e *refusedSetError) Unwrap() error { return e.err }
+
 // newCheckpoint validates text on the source and returns the checkpoint
 // to store.
 func newCheckpoint(ctx context.Context, cfg *config.Config, reader *binlog.Reader, text string) (*checkpoint.Checkpoint, error) {
 	s := reader.Server()
 	set, err := gtid.Parse(s.Flavor, text)
 	if err != nil {
-		return nil, fmt.Errorf("GTID set for a %s server: %w", s.Flavor, err)
+		return nil, &refusedSetError{fmt.Errorf("GTID set for a %s server: %w", s.Flavor, err)}
 	}
 	if err := checkpoint.CheckServable(ctx, reader, set); err != nil {
-		return nil, fmt.Errorf("refusing to set checkpoint %q to %q: %w", cfg.Name, set, err)
+		if ctx.Err() != nil || !(errors.Is(err, checkpoint.ErrBeyondExecuted) || errors.Is(err, binlog.ErrBinlogPurged)) {
+			return nil, fmt.Errorf("checking GTID set %q on the server: %w", set, err)
+		}
+		return nil, &refusedSetError{fmt.Errorf("refusing to set checkpoint %q to %q: %w", cfg.Name, set, err)}
 	}
 	return &checkpoint.Checkpoint{
 		Name:       cfg.Name,

@@ -7,14 +7,20 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/validate"
 )
 
-// Exit codes.
+// Exit codes, one per cause (README, "Exit codes").
 const (
-	exitOK     = 0
-	exitFatal  = 1
-	exitUsage  = 2
+	exitOK     = 0 // stopped cleanly, or the command did what it was asked
+	exitFatal  = 1 // any other error: connection, Kafka, a row the router must stop before, ...
+	exitUsage  = 2 // bad usage or configuration: flags, --start, outbox tables, a refused GTID set
 	exitPurged = 3 // the binlog the checkpoint needs was purged
+	// exitShutdownTimeout: a stop did not commit within --shutdown-timeout
+	// and aborted the open Kafka transaction.
+	exitShutdownTimeout = 4
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -69,10 +75,22 @@ var commands = map[string]func(ctx context.Context, args []string) int{}
 // exitCode maps a fatal error to the process exit code.
 func exitCode(err error) int {
 	switch {
+	case errors.Is(err, relay.ErrShutdownTimeout):
+		return exitShutdownTimeout
 	case err == nil, errors.Is(err, context.Canceled):
 		return exitOK
+	case isUsage(err):
+		return exitUsage
 	case isPurged(err):
 		return exitPurged
 	}
 	return exitFatal
+}
+
+// isUsage reports whether err is a configuration mistake found on the
+// server: a --start the server cannot serve, an outbox table that does
+// not exist, a GTID set given to a command that the server refuses.
+func isUsage(err error) bool {
+	var refused *refusedSetError
+	return errors.Is(err, relay.ErrInvalidStart) || errors.Is(err, validate.ErrMissingTable) || errors.As(err, &refused)
 }

@@ -52,8 +52,8 @@ router's command line and environment give the records the router gave
 ignored: the replay's binlog connection uses --replay-server-id (random by
 default), because a server drops one of two connections with the same id.
 
-A summary line goes to stderr. Exit status: 0 done, 1 error, 2 usage,
-3 the range's binlog was purged.
+A summary line goes to stderr. Exit status: 0 done, 1 error, 2 usage
+(flags, a GTID set that does not parse), 3 the range's binlog was purged.
 
 Flags:
 `
@@ -169,17 +169,16 @@ func runReplay(ctx context.Context, cfg *config.Config, rf *replayFlags, log zer
 		Logger:             log,
 	}
 	if rf.from.set && strings.TrimSpace(rf.from.v) != "" {
-		rc.From, err = gtid.Parse(server.Flavor, rf.from.v)
-	} else {
-		// The oldest binlog the server has: on MySQL, after @@gtid_purged.
-		rc.From, err = relay.ResolveStart("earliest", server)
-	}
-	if err != nil {
-		return replay.Summary{}, fmt.Errorf("--from-gtid: %w", err)
+		if rc.From, err = gtid.Parse(server.Flavor, rf.from.v); err != nil {
+			return replay.Summary{}, &refusedSetError{fmt.Errorf("--from-gtid: %w", err)}
+		}
+	} else if rc.From, err = relay.StartAt(ctx, "earliest", reader, log); err != nil {
+		// The oldest binlog the server has, as --start earliest.
+		return replay.Summary{}, fmt.Errorf("--from-gtid \"\": %w", err)
 	}
 	if rf.to.set {
 		if rc.To, err = gtid.Parse(server.Flavor, rf.to.v); err != nil {
-			return replay.Summary{}, fmt.Errorf("--to-gtid: %w", err)
+			return replay.Summary{}, &refusedSetError{fmt.Errorf("--to-gtid: %w", err)}
 		}
 	}
 	log.Info().Str("from", rc.From.String()).Str("transactional_id", rf.txnID).Bool("dry_run", rf.dryRun).

@@ -17,6 +17,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/logging"
 	"github.com/binlog-router/binlog-router/internal/metrics"
 	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/validate"
 )
 
 func isPurged(err error) bool { return errors.Is(err, binlog.ErrBinlogPurged) }
@@ -78,11 +79,21 @@ func route(ctx context.Context, cfg *config.Config, log zerolog.Logger) error {
 	}
 	g.Go(func() error { return metrics.NewProgress(m, log, metrics.ProgressConfig{}).Run(sctx) })
 
-	reader, err := binlog.Open(ctx, cfg.ReaderConfig(log, m.Tee(&observer{log: log})))
+	guard := &validate.Guard{}
+	readerCfg := cfg.ReaderConfig(log, m.Tee(&observer{log: log}))
+	readerCfg.Guard = guard
+	reader, err := binlog.Open(ctx, readerCfg)
 	if err != nil {
 		return err
 	}
 	defer reader.Close()
+	tables, err := validate.RequireTables(ctx, reader.DB(), reader.Server().Flavor, cfg.Tables(), cfg.AllowMissingTable, guard)
+	if err != nil {
+		return err
+	}
+	for _, t := range tables.Missing {
+		log.Warn().Str("table", t.Table.String()).Msg("outbox table does not exist yet (--allow-missing-table): its rows are routed once it is created; the router stops if a table with a name close to it is created or written first")
+	}
 	m.SetFlavor(string(reader.Server().Flavor))
 	rc := cfg.RelayConfig(log, version, m)
 	rc.Kafka = append(rc.Kafka, kgo.WithHooks(m.KafkaHooks()...))
@@ -112,7 +123,7 @@ func (o *observer) OutboxUpdate(table, gtid string, rows int) {
 }
 
 func (o *observer) DDL(gtid, query string) {
-	o.log.Info().Str("gtid", gtid).Str("query", query).Msg("DDL may touch an outbox table; column layout will be re-read")
+	o.log.Info().Str("gtid", gtid).Str("query", query).Msg("DDL may touch an outbox table; its column layout follows the statement")
 }
 
 func (o *observer) Reconnect() {}

@@ -46,6 +46,8 @@ func cmdValidate(ctx context.Context, args []string) int {
 		CheckpointTopic: cfg.CheckpointTopic,
 		Start:           cfg.Start,
 		ExactlyOnce:     cfg.Delivery == string(relay.ExactlyOnce),
+
+		AllowMissingTable: cfg.AllowMissingTable,
 	})...)
 	for _, c := range checks {
 		fmt.Println(c)

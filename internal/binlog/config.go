@@ -24,6 +24,9 @@ type Config struct {
 
 	OnUpdate UpdatePolicy // UPDATE of an outbox row; default UpdateWarn
 	Observer Observer     // counts; default no-op
+	// Guard, if set, sees the rows events and statements of every other
+	// table (see TableGuard); default none.
+	Guard TableGuard
 
 	// EventCache is how many parsed binlog events may wait between the
 	// network reader and the stream (go-mysql's EventCacheCount); with the

@@ -14,13 +14,34 @@
 //     of outbox rows are ignored; UPDATEs are reported (Observer) or fatal
 //     (UpdateFail).
 //   - Column names come from TABLE_MAP metadata when the server logs them
-//     (binlog_row_metadata=FULL), else from information_schema, re-read
-//     after DDL that may touch an outbox table. A row that cannot be mapped
-//     is a *RowError wrapping ErrUnmappable: never skipped.
+//     (binlog_row_metadata=FULL). Otherwise a row is decoded only with the
+//     column layout in force when it was written: the layout is given by
+//     Reader.SetLayouts (a checkpoint's, Txn.Layouts) or read from
+//     information_schema and trusted only where a scan of the binlog up to
+//     the read finds no DDL on the table; every DDL statement met is applied
+//     to it with a MySQL parser; each TABLE_MAP's column count and types are
+//     checked against it. A row whose layout is not known for certain, or
+//     that cannot be mapped, is a *RowError wrapping ErrUnmappable, before
+//     the row: never skipped, never guessed.
+//   - A row image without a mapped column (binlog_row_image changed at
+//     runtime) is a *RowError before the row; an outbox INSERT logged as a
+//     statement (binlog_format changed at runtime) is a *RowError wrapping
+//     ErrStatementFormat.
 //   - Lost connections are retried with backoff from the last transaction
 //     handed over; a transaction cut off in the middle is read again from
 //     its start and the rows already handed over are skipped. Each
-//     transaction is delivered once per Reader.Run.
+//     transaction is delivered once per Reader.Run. Reader.RunResume
+//     starts inside a transaction, from a checkpoint taken there: the
+//     given number of its outbox rows are skipped when the server sends
+//     it.
+//   - XA: the rows of a prepared XA transaction are handed over at its
+//     XA COMMIT, as rows of the committing transaction, read again from the
+//     prepare group in the binlog (never kept in memory); XA ROLLBACK hands
+//     nothing over. The prepare group itself is a transaction without rows.
+//     Txn.XA carries the table of prepared transactions after each XA
+//     group; a checkpoint stores it and Reader.SetPrepared gives it back. A
+//     commit whose prepare group is unknown or purged is an *XAError
+//     naming the XID (ErrXAUnknown, ErrBinlogPurged): never skipped.
 //   - A purged start position is a *PurgedError (ErrBinlogPurged); denied
 //     credentials or privileges are ErrAccessDenied. Both are final.
 //   - Memory is bounded by the go-mysql event cache (Config.EventCache)

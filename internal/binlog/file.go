@@ -2,8 +2,11 @@ package binlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -20,6 +23,9 @@ type FileConfig struct {
 	// Source gives column names for tables whose TABLE_MAP events carry
 	// none; nil means such an outbox table is an error.
 	Source ColumnSource
+	// Prepared are XA transactions prepared before the file (in files of
+	// the same directory); an XA COMMIT reads their rows from there.
+	Prepared []PreparedXA
 }
 
 // ReadFile decodes a binlog file with the same stream as live
@@ -42,15 +48,9 @@ func ReadFile(ctx context.Context, path string, cfg FileConfig, fn func(Batch) e
 		out:      &fileSink{fn: fn},
 		pos:      Position{File: filepath.Base(path)},
 		rows:     newUndecoded(),
+		xa:       &xaState{prepared: slices.Clone(cfg.Prepared), reread: fileRereader{dir: filepath.Dir(path), cfg: cfg, outbox: outbox}},
 	}
-	p := replication.NewBinlogParser()
-	p.SetFlavor(string(cfg.Flavor))
-	p.SetParseTime(true)
-	p.SetRenderJSONAsMySQLText(true)
-	p.SetVerifyChecksum(false)
-	p.SetRowsEventDecodeFunc(func(e *replication.RowsEvent, data []byte) error {
-		return decodeOutboxRows(outbox, s.rows, e, data)
-	})
+	p := newFileParser(cfg.Flavor, outbox, s.rows)
 	err := p.ParseFile(path, 0, func(ev *replication.BinlogEvent) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -84,3 +84,45 @@ func (f *fileSink) done(_ context.Context, t *Txn, pos Position) error {
 }
 
 func (f *fileSink) heartbeat(Position) {}
+
+func newFileParser(flavor gtid.Flavor, outbox outboxSet, rows *undecoded) *replication.BinlogParser {
+	p := replication.NewBinlogParser()
+	p.SetFlavor(string(flavor))
+	p.SetParseTime(true)
+	p.SetRenderJSONAsMySQLText(true)
+	p.SetVerifyChecksum(false)
+	p.SetRowsEventDecodeFunc(func(e *replication.RowsEvent, data []byte) error {
+		return decodeOutboxRows(outbox, rows, e, data)
+	})
+	return p
+}
+
+// fileRereader reads prepare groups again from the binlog files of a
+// directory.
+type fileRereader struct {
+	dir    string
+	cfg    FileConfig
+	outbox outboxSet
+}
+
+func (f fileRereader) reread(ctx context.Context, file string, pos uint32, rows *undecoded, fn func(*replication.BinlogEvent) error) error {
+	path := filepath.Join(f.dir, filepath.Base(file))
+	if _, err := os.Stat(path); err != nil {
+		return &PurgedError{Start: fmt.Sprintf("%s:%d", file, pos), Server: err.Error()}
+	}
+	finished := false
+	err := newFileParser(f.cfg.Flavor, f.outbox, rows).ParseFile(path, int64(pos), func(ev *replication.BinlogEvent) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := fn(ev)
+		if errors.Is(err, errRereadDone) {
+			finished = true
+		}
+		return err
+	})
+	if finished {
+		return errRereadDone
+	}
+	return err
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -28,7 +29,22 @@ type Reader struct {
 	server *Server
 	outbox outboxSet
 	log    zerolog.Logger
+
+	layouts  map[string][]schema.ColumnDef // definitions in force at the next Run's start (SetLayouts)
+	prepared []PreparedXA                  // XA transactions prepared before the next Run's start
 }
+
+// SetLayouts gives the next Run the outbox tables' column definitions in
+// force at its start position, as a checkpoint stored them (Txn.Layouts).
+// They must belong to exactly that position. When they cover every
+// outbox table, Run takes them instead of reading information_schema;
+// nil forgets them.
+func (r *Reader) SetLayouts(layouts map[string][]schema.ColumnDef) { r.layouts = layouts }
+
+// SetPrepared sets the XA transactions prepared before the position the
+// next Run starts from, whose COMMIT or ROLLBACK may follow: the list the
+// checkpoint carries (Txn.XA of the last transaction it covers).
+func (r *Reader) SetPrepared(p []PreparedXA) { r.prepared = slices.Clone(p) }
 
 // Open connects to the server over SQL, reads its settings and checks the
 // ones the router cannot work without. The caller must Close the Reader.
@@ -107,7 +123,22 @@ func (r *Reader) Refresh(ctx context.Context) (*Server, error) {
 // handed over completely; rows of a transaction that was handed over in
 // part are not handed over again. Every transaction is therefore
 // delivered once per Run, whatever happens to the connection.
-func (r *Reader) Run(ctx context.Context, from *gtid.Set, q *Queue) (err error) {
+func (r *Reader) Run(ctx context.Context, from *gtid.Set, q *Queue) error {
+	return r.RunResume(ctx, from, Resume{}, q)
+}
+
+// Resume is a position inside a binlog transaction: the first Rows outbox
+// rows of the transaction with GTID were delivered before (by an earlier
+// process, as its checkpoint records).
+type Resume struct {
+	GTID string
+	Rows int
+}
+
+// RunResume is Run from inside a transaction: from must not contain
+// resume's transaction, and the first resume.Rows outbox rows of that
+// transaction, when the server sends it, are not handed over again.
+func (r *Reader) RunResume(ctx context.Context, from *gtid.Set, resume Resume, q *Queue) (err error) {
 	defer func() { q.close(err) }()
 	delivered := from.Clone()
 	s := &stream{
@@ -115,8 +146,16 @@ func (r *Reader) Run(ctx context.Context, from *gtid.Set, q *Queue) (err error) 
 		tables:   newTableCache(r.outbox, r.cfg.Columns, r.columnSource),
 		onUpdate: r.cfg.OnUpdate,
 		observer: r.cfg.Observer,
+		guard:    r.cfg.Guard,
 		out:      &trackingSink{q: q, delivered: delivered},
 		rows:     newUndecoded(),
+		xa:       &xaState{prepared: slices.Clone(r.prepared), reread: r},
+	}
+	if resume.GTID != "" && resume.Rows > 0 {
+		s.resumeGTID, s.resumeRows = resume.GTID, resume.Rows
+	}
+	if err := r.startDefinitions(ctx, delivered, s.tables); err != nil {
+		return err
 	}
 	backoff := r.cfg.BackoffMin
 	var failingSince time.Time
@@ -237,6 +276,10 @@ func (r *Reader) session(ctx context.Context, from *gtid.Set, s *stream) (progre
 		if err := s.handle(ctx, ev); err != nil {
 			if ctx.Err() != nil {
 				return progressed, ctx.Err()
+			}
+			var lost *connLost
+			if errors.As(err, &lost) {
+				return progressed, lost
 			}
 			return progressed, &sessionError{err}
 		}

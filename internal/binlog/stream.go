@@ -56,6 +56,7 @@ type stream struct {
 	tables   *tableCache
 	onUpdate UpdatePolicy
 	observer Observer
+	guard    TableGuard // nil: none
 	out      sink
 	rows     *undecoded // row data of outbox INSERTs left undecoded by the parser
 
@@ -66,29 +67,52 @@ type stream struct {
 	emitted int  // outbox rows of txn already handed to out
 
 	// resume skips rows already delivered of a transaction that was
-	// interrupted by a lost connection and is read again.
+	// interrupted by a lost connection, or by a restart from a checkpoint
+	// inside it, and is read again.
 	resumeGTID string
 	resumeRows int
 	skip       int
+
+	// XA: the table of prepared transactions; whether the open group is
+	// an XA group whose rows are held back until its outcome is known
+	// (and whether it has outbox rows); where the open group starts.
+	xa         *xaState
+	xaGroup    bool
+	xaOutbox   bool
+	groupStart Position
+	// target is set on a stream that reads a prepare group again: its
+	// rows belong to target, the transaction that commits it. readGTID
+	// is the GTID the group was read with.
+	target   *Txn
+	readGTID string
 }
 
 func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error {
+	start := Position{File: s.pos.File}
 	if ev.Header.LogPos > 0 {
+		start.Pos = ev.Header.LogPos - min(ev.Header.EventSize, ev.Header.LogPos)
 		s.pos.Pos = ev.Header.LogPos
 	}
 	switch e := ev.Event.(type) {
 	case *replication.RotateEvent:
 		s.pos = Position{File: string(e.NextLogName), Pos: uint32(e.Position)}
 	case *replication.GTIDEvent:
-		s.beginMySQL(e, ev.Header.Timestamp)
+		s.beginMySQL(e, ev.Header.Timestamp, start)
 	case *replication.GtidTaggedLogEvent:
-		s.beginMySQL(&e.GTIDEvent, ev.Header.Timestamp)
+		s.beginMySQL(&e.GTIDEvent, ev.Header.Timestamp, start)
 	case *replication.MariadbGTIDEvent:
-		s.beginMariaDB(e, ev.Header.Timestamp)
+		s.beginMariaDB(e, ev.Header.Timestamp, start)
 	case *replication.QueryEvent:
 		return s.query(ctx, e)
 	case *replication.XIDEvent:
 		return s.end(ctx)
+	case *replication.GenericEvent:
+		if ev.Header.EventType == replication.XA_PREPARE_LOG_EVENT {
+			if s.target != nil {
+				return errRereadDone
+			}
+			return s.xaPrepared(ctx, e.Data)
+		}
 	case *replication.RowsEvent:
 		return s.rowsEvent(ctx, e, ev.Header.EventType)
 	case *replication.TransactionPayloadEvent:
@@ -98,23 +122,33 @@ func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error 
 			}
 		}
 	case *replication.HeartbeatEvent:
-		if s.txn == nil {
+		if s.txn == nil && s.target == nil {
 			s.out.heartbeat(s.pos)
 		}
 	}
 	return nil
 }
 
-func (s *stream) begin(t *Txn) {
+func (s *stream) begin(t *Txn, start Position) {
+	s.groupStart, s.xaGroup, s.xaOutbox = start, false, false
+	if s.target != nil {
+		// Reading a prepare group again: its rows are the committing
+		// transaction's, and skip carries over from it.
+		s.readGTID = t.GTID
+		s.txn, s.begun = s.target, false
+		return
+	}
 	s.txn, s.begun, s.emitted = t, false, 0
 	s.skip = 0
-	if t.GTID == s.resumeGTID {
+	// The resumed transaction is normally the first one sent; one that
+	// comes later (another server's binlog order) is still recognised.
+	if s.resumeGTID != "" && t.GTID == s.resumeGTID {
 		s.skip = s.resumeRows
+		s.resumeGTID, s.resumeRows = "", 0
 	}
-	s.resumeGTID, s.resumeRows = "", 0
 }
 
-func (s *stream) beginMySQL(e *replication.GTIDEvent, ts uint32) {
+func (s *stream) beginMySQL(e *replication.GTIDEvent, ts uint32, start Position) {
 	t := &Txn{Time: time.Unix(int64(ts), 0)}
 	if e.ImmediateCommitTimestamp > 0 {
 		t.Time = time.UnixMicro(int64(e.ImmediateCommitTimestamp))
@@ -129,21 +163,27 @@ func (s *stream) beginMySQL(e *replication.GTIDEvent, ts uint32) {
 		id.flavor = ""
 	}
 	t.id = id
-	s.begin(t)
+	s.begin(t, start)
 }
 
-func (s *stream) beginMariaDB(e *replication.MariadbGTIDEvent, ts uint32) {
+func (s *stream) beginMariaDB(e *replication.MariadbGTIDEvent, ts uint32, start Position) {
 	g := e.GTID
 	t := &Txn{
 		GTID: string(gtid.AppendMariaDB(nil, g.DomainID, g.ServerID, g.SequenceNumber)),
 		Time: time.Unix(int64(ts), 0),
 		id:   gtidID{flavor: gtid.MariaDB, domain: g.DomainID, server: g.ServerID, seq: g.SequenceNumber},
 	}
-	s.begin(t)
+	s.begin(t, start)
 	// A MariaDB GTID event opens the group itself; only a standalone
-	// group (DDL) ends with its single query.
+	// group (DDL, XA COMMIT, XA ROLLBACK) ends with its single query.
 	s.begun = !e.IsStandalone()
+	// An XA PREPARE group: its rows wait for the XA COMMIT.
+	s.xaGroup = e.Flags&mariadbFlagPreparedXA != 0 && s.target == nil
 }
+
+// mariadbFlagPreparedXA marks the GTID event of a MariaDB XA PREPARE group
+// (FL_PREPARED_XA); go-mysql names the flags below it only.
+const mariadbFlagPreparedXA = 64
 
 var (
 	queryBegin  = []byte("BEGIN")
@@ -159,14 +199,24 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 	case bytes.EqualFold(q, queryCommit):
 		return s.end(ctx)
 	}
+	if handled, err := s.xaQuery(ctx, q); handled {
+		return err
+	}
 	// Anything else is DDL or a statement inside a transaction.
+	if s.guard != nil {
+		if err := s.guard.DDL(string(e.Schema), string(q)); err != nil {
+			return err
+		}
+	}
 	if s.tables.outbox.mentionedIn(q) {
-		s.tables.invalidate()
 		gtidText := ""
 		if s.txn != nil {
 			gtidText = s.txn.GTID
 		}
 		s.observer.DDL(gtidText, string(q))
+		if err := s.statement(string(q), string(e.Schema), gtidText); err != nil {
+			return err
+		}
 	}
 	if !s.begun {
 		return s.end(ctx)
@@ -176,7 +226,18 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 
 func (s *stream) rowsEvent(ctx context.Context, e *replication.RowsEvent, typ replication.EventType) error {
 	data, undecoded := s.rows.take(e)
+	if e.Table != nil && s.guard != nil && !s.tables.outbox.has(e.Table.Schema, e.Table.Table) {
+		if err := s.guard.Rows(string(e.Table.Schema), string(e.Table.Table)); err != nil {
+			return err
+		}
+	}
 	if e.Table == nil || !s.tables.outbox.has(e.Table.Schema, e.Table.Table) || s.txn == nil {
+		return nil
+	}
+	if s.xaGroup {
+		// Held back: read again from the binlog if the XA transaction
+		// commits.
+		s.xaOutbox = true
 		return nil
 	}
 	switch e.Type() {
@@ -195,6 +256,13 @@ func (s *stream) rowsEvent(ctx context.Context, e *replication.RowsEvent, typ re
 	t, err := s.tables.lookup(ctx, e.Table, s.txn.GTID)
 	if err != nil {
 		return err
+	}
+	if len(e.ColumnBitmap1) > 0 {
+		if ord := missingMapped(&t.layout, e.ColumnBitmap1); ord >= 0 {
+			return &RowError{Table: t.name, GTID: s.txn.GTID,
+				Err: fmt.Errorf("%w: the row image leaves out mapped column %s (binlog_row_image is not FULL on the server)", ErrUnmappable, t.columnName(ord)),
+				Fix: "set binlog_row_image=FULL on the server (SET GLOBAL and in its configuration; sessions opened before keep their setting until they reconnect), then publish the rows written meanwhile with `binlog-router replay` or from the table"}
+		}
 	}
 	done := 0
 	if undecoded {
@@ -262,6 +330,10 @@ func (s *stream) emit(ctx context.Context, t *table, r OutboxRow) error {
 		return nil
 	}
 	r.Txn = s.txn
+	if err := t.convert(&r); err != nil {
+		return &RowError{Table: t.name, GTID: s.txn.GTID, Err: fmt.Errorf("%w: %w", ErrUnmappable, err),
+			Fix: "fix the stored value or the column's character set"}
+	}
 	size := len(r.Payload) + len(r.EventID) + len(r.AggregateID) + len(r.EventType) + len(r.Headers) + 160
 	if err := s.out.addRow(ctx, r, size, s.pos); err != nil {
 		return err
@@ -271,6 +343,9 @@ func (s *stream) emit(ctx context.Context, t *table, r OutboxRow) error {
 }
 
 func (s *stream) end(ctx context.Context) error {
+	if s.target != nil {
+		return fmt.Errorf("%w: transaction %s read again at %s ended without XA PREPARE", ErrXAPrepareMissing, s.readGTID, s.pos.File)
+	}
 	if s.txn == nil {
 		// An event group whose GTID we did not see (we started inside
 		// it, or it is anonymous): nothing to deliver.
@@ -279,6 +354,9 @@ func (s *stream) end(ctx context.Context) error {
 	}
 	t := s.txn
 	s.txn, s.begun = nil, false
+	if s.tables.defs != nil {
+		t.Layouts = s.tables.defs.snapshot()
+	}
 	return s.out.done(ctx, t, s.pos)
 }
 
@@ -290,6 +368,7 @@ func (s *stream) interrupted() {
 		s.resumeGTID, s.resumeRows = s.txn.GTID, s.emitted+s.skip
 	}
 	s.txn, s.begun, s.emitted, s.skip = nil, false, 0, 0
+	s.xaGroup, s.xaOutbox = false, false
 	s.tables.reset()
 	s.rows.reset()
 }

@@ -61,7 +61,17 @@ type table struct {
 	db, tbl string
 	name    string // db.table
 	layout  schema.Layout
-	codec   *rowCodec // built by codecFor from the table's TABLE_MAP events
+	names   []string    // column names in ordinal order
+	codec   *rowCodec   // built by codecFor from the table's TABLE_MAP events
+	convs   []valueConv // stored bytes → what SELECT prints, for mapped columns
+}
+
+// columnName names the column at ordinal ord for errors.
+func (t *table) columnName(ord int) string {
+	if ord < len(t.names) {
+		return fmt.Sprintf("%d (%s)", ord+1, t.names[ord])
+	}
+	return fmt.Sprint(ord + 1)
 }
 
 // tableCache resolves TABLE_MAP events of outbox tables to column layouts.
@@ -71,13 +81,22 @@ type tableCache struct {
 	outbox  outboxSet
 	columns schema.Columns
 	source  ColumnSource
+	uuid    UUIDBinary // byte order of binary event ids
 
 	byID      map[uint64]*table
 	fromQuery map[string][]string // db.table -> columns read through source
+
+	// defs, when set, is the only source of column names for TABLE_MAP
+	// events without them (the live reader); source then is unused.
+	defs *definitions
+	// settle holds definitions read from information_schema that are in
+	// force only after the DDL of GTID settleAfter[name].
+	settle      map[string][]schema.ColumnDef
+	settleAfter map[string]string
 }
 
 func newTableCache(outbox outboxSet, columns schema.Columns, source ColumnSource) *tableCache {
-	return &tableCache{outbox: outbox, columns: columns, source: source,
+	return &tableCache{outbox: outbox, columns: columns, source: source, uuid: UUIDStandard,
 		byID: map[uint64]*table{}, fromQuery: map[string][]string{}}
 }
 
@@ -101,7 +120,24 @@ func (c *tableCache) lookup(ctx context.Context, tm *replication.TableMapEvent, 
 	name := qualified(tm)
 	names := tm.ColumnNameString()
 	fromMeta := names != nil
-	if !fromMeta {
+	if !fromMeta && c.defs != nil {
+		cols := c.defs.cols[name]
+		if cols == nil {
+			why := c.defs.why[name]
+			if why == "" {
+				why = "it was not read at start"
+			}
+			return nil, &RowError{Table: name, GTID: gtidText,
+				Err: fmt.Errorf("%w: the binlog carries no column names (binlog_row_metadata is not FULL) and the table's column layout when this row was written is not known: %s", ErrUnmappable, why),
+				Fix: fullMetadataFix}
+		}
+		if err := checkTableMap(tm, cols); err != nil {
+			return nil, &RowError{Table: name, GTID: gtidText,
+				Err: fmt.Errorf("%w: the row does not match the column layout the router tracked (%s): %w", ErrUnmappable, describeDefs(cols), err),
+				Fix: fullMetadataFix}
+		}
+		names = schema.Names(cols)
+	} else if !fromMeta {
 		var err error
 		if names, err = c.queried(ctx, tm, false); err != nil {
 			return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: reading its columns: %w", ErrUnmappable, err),
@@ -123,10 +159,14 @@ func (c *tableCache) lookup(ctx context.Context, tm *replication.TableMapEvent, 
 	if err != nil {
 		return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: %w", ErrUnmappable, err)}
 	}
+	convs, err := valueConvs(tm, layout, names, c.uuid)
+	if err != nil {
+		return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: %w", ErrUnmappable, err)}
+	}
 	if len(c.byID) > 4096 {
 		clear(c.byID)
 	}
-	t := &table{db: string(tm.Schema), tbl: string(tm.Table), name: name, layout: layout}
+	t := &table{db: string(tm.Schema), tbl: string(tm.Table), name: name, layout: layout, names: names, convs: convs}
 	c.byID[tm.TableID] = t
 	return t, nil
 }

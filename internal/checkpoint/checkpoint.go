@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
 // DefaultTopic is the checkpoint topic used when none is configured.
@@ -17,8 +19,14 @@ var ErrCheckpointMissing = errors.New("no checkpoint stored")
 
 // Checkpoint is the stored position of one router.
 type Checkpoint struct {
-	Name       string    `json:"name"`                  // the router's --name, also the record key
-	GTIDSet    string    `json:"gtid_set"`              // server-native syntax; everything in it was published
+	Name    string `json:"name"`     // the router's --name, also the record key
+	GTIDSet string `json:"gtid_set"` // server-native syntax; everything in it was published
+	// TxnGTID and TxnRows place a checkpoint inside a binlog transaction
+	// larger than one Kafka transaction: the first TxnRows outbox rows of
+	// transaction TxnGTID (which GTIDSet does not contain) were published.
+	// Both are empty at a transaction boundary.
+	TxnGTID    string    `json:"txn_gtid,omitempty"`
+	TxnRows    int       `json:"txn_rows,omitempty"`
 	Flavor     string    `json:"flavor"`                // "mysql" or "mariadb"
 	ServerID   uint32    `json:"server_id"`             // source server's @@server_id
 	ServerUUID string    `json:"server_uuid,omitempty"` // source server's @@server_uuid (MySQL)
@@ -28,6 +36,28 @@ type Checkpoint struct {
 	Events     uint64    `json:"events,omitempty"`  // events published by this process so far (information)
 	Source     string    `json:"source,omitempty"`  // source address (information)
 	Version    string    `json:"version,omitempty"` // router version that wrote it
+
+	// Layouts are the outbox tables' column definitions in force at
+	// GTIDSet (by db.table), when the router tracks them (binlog
+	// TABLE_MAP events without column names). Written in the same Kafka
+	// transaction as GTIDSet; a restart decodes the rows after GTIDSet
+	// with them. Absent: read from the server at start.
+	Layouts map[string][]schema.ColumnDef `json:"layouts,omitempty"`
+
+	// XAPrepared are the XA transactions prepared within GTIDSet whose
+	// COMMIT or ROLLBACK is not: their rows are published at the COMMIT,
+	// read again from the binlog at the recorded position.
+	XAPrepared []PreparedXA `json:"xa_prepared,omitempty"`
+}
+
+// PreparedXA locates the prepare group of a prepared XA transaction in the
+// binlog.
+type PreparedXA struct {
+	XID        string `json:"xid"`         // as the server logs it: X'<gtrid hex>',X'<bqual hex>',<format id>
+	GTID       string `json:"gtid"`        // the prepare group's GTID
+	BinlogFile string `json:"binlog_file"` // binlog file holding the prepare group
+	BinlogPos  uint32 `json:"binlog_pos"`  // position of its first event
+	Outbox     bool   `json:"outbox"`      // it has rows of outbox tables
 }
 
 // Record returns the checkpoint as a record for topic: key = Name,

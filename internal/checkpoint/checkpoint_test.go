@@ -16,7 +16,8 @@ import (
 
 func TestRecordDecodeRoundTrip(t *testing.T) {
 	c := &Checkpoint{Name: "r1", GTIDSet: "0-1-42,1-2-7", Flavor: "mariadb", ServerID: 1,
-		BinlogFile: "mysql-bin.000003", BinlogPos: 1234, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+		BinlogFile: "mysql-bin.000003", BinlogPos: 1234, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		XAPrepared: []PreparedXA{{XID: "X'7831',X'',1", GTID: "0-1-40", BinlogFile: "mysql-bin.000002", BinlogPos: 617, Outbox: true}}}
 	rec, err := c.Record("cp")
 	require.NoError(t, err)
 	assert.Equal(t, "cp", rec.Topic)
@@ -24,6 +25,7 @@ func TestRecordDecodeRoundTrip(t *testing.T) {
 	got, err := Decode(rec.Value)
 	require.NoError(t, err)
 	assert.Equal(t, c, got)
+	assert.Contains(t, string(rec.Value), `"xa_prepared":[{"xid":"X'7831',X'',1","gtid":"0-1-40","binlog_file":"mysql-bin.000002","binlog_pos":617,"outbox":true}]`)
 
 	_, err = Decode([]byte(`{"gtid_set":"0-1-1"}`))
 	assert.ErrorContains(t, err, "no flavor")

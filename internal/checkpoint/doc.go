@@ -1,6 +1,9 @@
 // Package checkpoint stores and loads the router's position: the GTID set
 // whose every outbox row has been published, one JSON value per router
-// name, in a compacted single-partition Kafka topic.
+// name, in a compacted single-partition Kafka topic. Inside a binlog
+// transaction too large for one Kafka transaction it also names that
+// transaction and how many of its outbox rows were published (TxnGTID,
+// TxnRows).
 //
 // Contract:
 //   - Record builds the checkpoint record. The relay writes it in the same
@@ -11,6 +14,9 @@
 //     read_committed isolation up to the last stable offset: records of
 //     open or aborted transactions are never returned. It returns
 //     ErrCheckpointMissing when the name has none.
+//   - XAPrepared lists the XA transactions prepared within GTIDSet and not
+//     yet committed or rolled back, with the binlog position of each prepare
+//     group: the only way a restarted router finds their rows again.
 //   - EnsureTopic creates the topic (cleanup.policy=compact, 1 partition)
 //     when it is missing and refuses one whose cleanup policy would
 //     delete checkpoints.

@@ -21,6 +21,7 @@ type Config struct {
 	MySQLPasswordFile string         // --mysql-password-file: read the password from this file
 	ServerID          uint           // --server-id: replica id, unique among the server's replicas
 	OutboxTables      []string       // --outbox-table db.table (repeatable, or comma separated)
+	AllowMissingTable bool           // --allow-missing-table: start although an outbox table does not exist yet
 	Preset            string         // --preset: outbox column preset, default or debezium
 	Columns           schema.Columns // --column-*: overrides of the preset's column names
 	OnUpdate          string         // --on-update warn|fail

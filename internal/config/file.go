@@ -12,6 +12,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
 // configFlag names the flag (and, through EnvName, the environment
@@ -283,30 +285,9 @@ func closest(key string, known map[string]bool) string {
 		if k == configFlag {
 			continue
 		}
-		if d := editDistance(norm, k); d < bestD {
+		if d := schema.EditDistance(norm, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
 func writeFile(t *testing.T, name, content string) string {
@@ -206,9 +208,9 @@ func TestClosest(t *testing.T) {
 	} {
 		assert.Equal(t, want, closest(in, known), in)
 	}
-	assert.Equal(t, 3, editDistance("kitten", "sitting"))
-	assert.Equal(t, 0, editDistance("", ""))
-	assert.Equal(t, 4, editDistance("", "abcd"))
+	assert.Equal(t, 3, schema.EditDistance("kitten", "sitting"))
+	assert.Equal(t, 0, schema.EditDistance("", ""))
+	assert.Equal(t, 4, schema.EditDistance("", "abcd"))
 }
 
 func TestHelpMentionsEveryNewFlag(t *testing.T) {

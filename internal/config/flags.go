@@ -63,6 +63,7 @@ func (c *Config) RegisterRun(fs *flag.FlagSet) {
 	c.RegisterConnection(fs)
 	fs.UintVar(&c.ServerID, "server-id", c.ServerID, "replica server id, unique among the source's replicas")
 	fs.Var(&listFlag{dst: &c.OutboxTables}, "outbox-table", "outbox table db.table (repeatable)")
+	fs.BoolVar(&c.AllowMissingTable, "allow-missing-table", c.AllowMissingTable, "start although an outbox table does not exist yet (it is created later); the router still stops if a table with a close name appears")
 	fs.StringVar(&c.Preset, "preset", c.Preset, "outbox column preset: default or debezium")
 	fs.StringVar(&c.Columns.EventID, "column-event-id", "", "event id column (overrides the preset)")
 	fs.StringVar(&c.Columns.AggregateType, "column-aggregate-type", "", "aggregate type column")

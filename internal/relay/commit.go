@@ -11,8 +11,9 @@ import (
 )
 
 // commit makes everything handed to Kafka since the last commit durable
-// together with the checkpoint that covers it. It must be called at a
-// binlog transaction boundary.
+// together with the checkpoint that covers it. Inside a binlog
+// transaction the checkpoint records how many of its outbox rows were
+// produced (see splittable).
 func (r *Relay) commit(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil {
@@ -28,11 +29,8 @@ func (r *Relay) commit(ctx context.Context) (err error) {
 	}
 	switch r.cfg.Delivery {
 	case ExactlyOnce:
-		if !r.inTxn {
-			if err := r.cl.BeginTransaction(); err != nil {
-				return err
-			}
-			r.inTxn = true
+		if err := r.begin(); err != nil {
+			return err
 		}
 		r.cl.Produce(ctx, rec, r.promise)
 		if err := r.flush(ctx); err != nil {
@@ -110,6 +108,10 @@ func (r *Relay) flush(ctx context.Context) error {
 
 func (r *Relay) checkpoint() *checkpoint.Checkpoint {
 	s := r.reader.Server()
+	txnGTID, txnRows := "", 0
+	if r.openRows > 0 {
+		txnGTID, txnRows = r.openGTID, r.openRows
+	}
 	return &checkpoint.Checkpoint{
 		Name:       r.cfg.Name,
 		GTIDSet:    r.pending.String(),
@@ -118,9 +120,13 @@ func (r *Relay) checkpoint() *checkpoint.Checkpoint {
 		ServerUUID: s.ServerUUID,
 		BinlogFile: r.pendingPos.File,
 		BinlogPos:  r.pendingPos.Pos,
+		TxnGTID:    txnGTID,
+		TxnRows:    txnRows,
 		Time:       time.Now().UTC(),
 		Events:     r.events,
 		Source:     r.cfg.Source,
 		Version:    r.cfg.Version,
+		Layouts:    r.pendingLayouts,
+		XAPrepared: preparedTo(r.pendingXA),
 	}
 }

@@ -9,9 +9,21 @@
 // and franz-go's MaxBufferedRecords/MaxBufferedBytes: Produce blocks when
 // the buffer is full, which stops the relay loop, which stops the reader.
 //
-// Commit points fall only on binlog transaction boundaries: after
+// Commit points fall on binlog transaction boundaries: after
 // CommitRecords records, after CommitInterval, or as soon as the reader has
-// nothing more to hand over (so an idle router commits immediately).
+// nothing more to hand over (so an idle router commits immediately). A
+// Kafka transaction is never larger than CommitRecords records nor older
+// than half the TransactionTimeout: inside a larger binlog transaction it
+// is committed there, with a checkpoint naming the position inside it
+// (checkpoint.Checkpoint TxnGTID, TxnRows), from which a new session
+// resumes (binlog.Reader.RunResume). Read_committed consumers then see
+// such a binlog transaction in parts.
+//
+// A stale producer epoch is either a transaction timeout (the process was
+// paused: ErrTransactionTimedOut, a new session resumes in-process) or
+// another instance with the same name (ErrFenced, final). A stop that
+// cannot commit within ShutdownTimeout aborts and returns
+// ErrShutdownTimeout.
 //
 // Exactly-once (default): one transactional producer. The records of one
 // or more complete binlog transactions and the checkpoint record that

@@ -16,19 +16,27 @@ import (
 // records or transactions were waiting.
 var ErrKafkaStalled = errors.New("kafka accepted no commit")
 
+// ErrShutdownTimeout means a stop did not reach a commit within
+// --shutdown-timeout: the open Kafka transaction was aborted.
+var ErrShutdownTimeout = errors.New("stopping took longer than the shutdown timeout")
+
 // errReaderStopped means the binlog reader returned; its error is the
 // cause and is reported by Run.
 var errReaderStopped = errors.New("binlog reader stopped")
 
 // loop moves batches from the reader into Kafka until ctx is cancelled
-// (then it drains to a transaction boundary and commits) or an error.
+// (then it drains to a transaction boundary, or half ShutdownTimeout into
+// a binlog transaction, and commits) or an error.
 func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 	// Producing must outlive the cancellation of ctx to finish the open
 	// transaction; work is cancelled only when the shutdown deadline passes.
 	work, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelWork(nil)
 	stopWatch := context.AfterFunc(ctx, func() {
-		time.AfterFunc(r.cfg.ShutdownTimeout, func() { cancelWork(context.Canceled) })
+		time.AfterFunc(r.cfg.ShutdownTimeout, func() {
+			r.overran.Store(true)
+			cancelWork(fmt.Errorf("%w (%s, --shutdown-timeout): the open Kafka transaction was aborted; the next start resumes from the last committed checkpoint", ErrShutdownTimeout, r.cfg.ShutdownTimeout))
+		})
 	})
 	defer stopWatch()
 	// Kafka that takes nothing for KafkaTimeout while work is pending stops
@@ -39,10 +47,27 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 	defer stall.Stop()
 	r.progress = func() { stall.Reset(r.cfg.KafkaTimeout) }
 	fail := func(err error) error {
-		if c := context.Cause(work); errors.Is(c, ErrKafkaStalled) {
+		if c := context.Cause(work); errors.Is(c, ErrKafkaStalled) || errors.Is(c, ErrShutdownTimeout) {
 			err = fmt.Errorf("%w (last error: %v)", c, err)
 		}
 		return r.fail(err)
+	}
+	finish := func() error {
+		if err := r.finish(work); err != nil {
+			return fail(err)
+		}
+		return nil
+	}
+	// A stop finishes the binlog transaction in progress; one still
+	// streaming after half the shutdown timeout is committed as far as it
+	// was produced (a checkpoint inside it), so that a stop never waits
+	// for a huge transaction.
+	var stopAt time.Time
+	stopNow := func() bool {
+		if stopAt.IsZero() {
+			return false
+		}
+		return !r.partial || (r.splittable() && time.Since(stopAt) >= r.cfg.ShutdownTimeout/2)
 	}
 
 	tick := time.NewTicker(max(r.cfg.CommitInterval, 10*time.Millisecond))
@@ -51,7 +76,6 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 	linger.Stop()
 	defer linger.Stop()
 	done := ctx.Done()
-	stopping := false
 	for {
 		b, closed := q.Take()
 		if !b.Empty() {
@@ -62,8 +86,14 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 			if err := r.commitIf(work, r.dueCount()); err != nil {
 				return fail(err)
 			}
-			if stopping && !r.partial {
-				return r.finish(work)
+			select {
+			case <-done: // noticed under a steady backlog too
+				stopAt, done = time.Now(), nil
+				r.log.Info().Msg("stopping: finishing the current transaction")
+			default:
+			}
+			if stopNow() {
+				return finish()
 			}
 			continue
 		}
@@ -81,8 +111,8 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 		if r.records == 0 && r.pendingTxns == 0 {
 			r.progress() // nothing waits for Kafka
 		}
-		if stopping && !r.partial {
-			return r.finish(work)
+		if stopNow() {
+			return finish()
 		}
 		select {
 		case <-q.Ready():
@@ -93,26 +123,40 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 				return fail(err)
 			}
 		case <-done:
-			stopping, done = true, nil
+			stopAt, done = time.Now(), nil
 			r.log.Info().Msg("stopping: finishing the current transaction")
 		case <-work.Done():
-			if c := context.Cause(work); errors.Is(c, ErrKafkaStalled) {
-				return fail(c)
-			}
-			r.abort()
-			return ctx.Err()
+			return r.fail(context.Cause(work))
 		}
 	}
 }
 
 // handle produces the rows of one batch and moves the pending GTID set
-// over the transactions it completes.
+// over the transactions it completes. A Kafka transaction that reaches
+// CommitRecords records or half the transaction timeout is committed
+// before the next row, inside a binlog transaction if need be.
 func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
 	if b.Heartbeat {
 		r.cfg.Metrics.CaughtUp()
 	}
+	done := 0 // b.Done[:done] are in pending
 	for i := range b.Rows {
 		row := &b.Rows[i]
+		if !r.sameOpen(row.Txn) {
+			// A new transaction: every transaction that ended before it is
+			// complete.
+			for done < len(b.Done) && b.Done[done] != row.Txn {
+				r.complete(b.Done[done])
+				done++
+			}
+			r.open, r.openGTID, r.openRows = row.Txn, row.Txn.GTID, 0
+		}
+		r.open = row.Txn
+		if r.splittable() && (r.records >= r.cfg.CommitRecords || r.records > 0 && time.Since(r.since) >= r.splitAge()) {
+			if err := r.commit(ctx); err != nil {
+				return err
+			}
+		}
 		rec, err := r.record(row, row.Txn)
 		if err != nil {
 			return err
@@ -120,20 +164,52 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
 		if err := r.produce(ctx, rec); err != nil {
 			return err
 		}
+		r.openRows++
 		r.cfg.Metrics.Routed(rec.Topic, len(rec.Value))
 	}
-	for _, t := range b.Done {
-		t.AddTo(r.pending)
-		r.pendingTime = t.Time
+	for _, t := range b.Done[done:] {
+		r.complete(t)
 	}
 	if len(b.Done) > 0 {
-		r.pendingTxns += len(b.Done)
 		r.pendingPos = b.Pos
 		r.cfg.Metrics.Transactions(len(b.Done))
 	}
 	r.partial = b.Open
 	return nil
 }
+
+// sameOpen reports whether t is the open transaction (also when it was
+// read again after a reconnect or resumed from a checkpoint).
+func (r *Relay) sameOpen(t *binlog.Txn) bool {
+	return t == r.open || (t.GTID != "" && t.GTID == r.openGTID)
+}
+
+// complete moves the pending GTID set over a transaction that ended.
+func (r *Relay) complete(t *binlog.Txn) {
+	t.AddTo(r.pending)
+	r.pendingTime = t.Time
+	r.pendingLayouts = t.Layouts
+	r.pendingTxns++
+	if t.XA != nil {
+		r.pendingXA = t.XA.List
+	}
+	if r.sameOpen(t) {
+		r.open, r.openGTID, r.openRows = nil, "", 0
+	}
+}
+
+// splittable reports whether a commit may be made now: at a transaction
+// boundary, or inside a transaction with a GTID (a checkpoint can name
+// the position inside it), or before any of its rows.
+func (r *Relay) splittable() bool {
+	return !r.partial || r.openRows == 0 || r.openGTID != ""
+}
+
+// splitAge is the age at which an open Kafka transaction is committed
+// even inside a binlog transaction: half the transaction timeout, which
+// leaves the other half for the flush and EndTransaction before the
+// broker would abort it.
+func (r *Relay) splitAge() time.Duration { return r.cfg.TransactionTimeout / 2 }
 
 // record builds the record of one row: its routed record, or by policy
 // its dead-letter record, or an error that stops the relay.
@@ -161,11 +237,8 @@ func (r *Relay) record(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, err
 }
 
 func (r *Relay) produce(ctx context.Context, rec *kgo.Record) error {
-	if r.cfg.Delivery == ExactlyOnce && !r.inTxn {
-		if err := r.cl.BeginTransaction(); err != nil {
-			return err
-		}
-		r.inTxn = true
+	if err := r.begin(); err != nil {
+		return err
 	}
 	if r.records == 0 {
 		r.since = time.Now()
@@ -176,19 +249,32 @@ func (r *Relay) produce(ctx context.Context, rec *kgo.Record) error {
 	return nil
 }
 
-// dueCount: enough records for one Kafka transaction.
-func (r *Relay) dueCount() bool {
-	return !r.partial && r.records >= r.cfg.CommitRecords
+// begin opens a Kafka transaction (exactly-once) if none is open.
+func (r *Relay) begin() error {
+	if r.cfg.Delivery != ExactlyOnce || r.inTxn {
+		return nil
+	}
+	if err := r.cl.BeginTransaction(); err != nil {
+		return err
+	}
+	r.inTxn, r.txnBegan = true, time.Now()
+	return nil
 }
 
-// dueTime: the open transaction is old enough, or transactions without
+// dueCount: enough records for one Kafka transaction.
+func (r *Relay) dueCount() bool {
+	return r.splittable() && r.records >= r.cfg.CommitRecords
+}
+
+// dueTime: the open transaction is old enough (inside a binlog
+// transaction: half the transaction timeout), or transactions without
 // outbox rows have piled up long enough to move the checkpoint.
 func (r *Relay) dueTime() bool {
 	if r.partial {
-		return false
+		return r.splittable() && r.records > 0 && time.Since(r.since) >= r.splitAge()
 	}
 	if r.records > 0 {
-		return time.Since(r.since) >= r.cfg.CommitInterval
+		return time.Since(r.since) >= min(r.cfg.CommitInterval, r.splitAge())
 	}
 	return r.pendingTxns > 0 && time.Since(r.lastCheckpoint) >= r.cfg.IdleCheckpoint
 }
@@ -210,14 +296,28 @@ func (r *Relay) dueIdle() bool {
 }
 
 func (r *Relay) commitIf(ctx context.Context, due bool) error {
-	if !due || r.partial {
+	if !due || !r.splittable() {
 		return nil
 	}
 	return r.commit(ctx)
 }
 
-// fail aborts what is open and returns err.
+// fail aborts what is open and returns err, naming the cause when the
+// broker fenced the producer: a transaction timeout or another instance.
 func (r *Relay) fail(err error) error {
+	if ferr := r.fenced(err); ferr != nil {
+		// The producer's epoch is stale: an abort would only fail, or
+		// (franz-go's KIP-588 recovery) bump the epoch and fence the
+		// instance that took over. The broker or the next session
+		// aborts the transaction.
+		if r.inTxn {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_ = r.cl.AbortBufferedRecords(ctx)
+			cancel()
+			r.inTxn = false
+		}
+		return ferr
+	}
 	r.abort()
 	return err
 }
@@ -228,7 +328,11 @@ func (r *Relay) abort() {
 	if !r.inTxn {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	wait := 10 * time.Second
+	if r.overran.Load() {
+		wait = time.Second // the stop is already late; the broker aborts what is left
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	if err := r.cl.AbortBufferedRecords(ctx); err != nil {
 		r.log.Warn().Err(err).Msg("aborting buffered records")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -17,6 +18,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/logging"
 	"github.com/binlog-router/binlog-router/internal/route"
+	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
 // Relay routes the outbox rows of one binlog source to Kafka.
@@ -32,16 +34,28 @@ type Relay struct {
 	// also covers transactions handed to Kafka since.
 	committed, pending *gtid.Set
 	pendingPos         binlog.Position
-	pendingTime        time.Time // source commit time of the last pending transaction
+	pendingTime        time.Time                     // source commit time of the last pending transaction
+	pendingLayouts     map[string][]schema.ColumnDef // outbox column definitions after the last pending transaction
 	pendingTxns        int
-	inTxn              bool // exactly-once: a Kafka transaction is open
-	records            int  // records since the last commit point
+	pendingXA          []binlog.PreparedXA // XA transactions prepared within pending
+	inTxn              bool                // exactly-once: a Kafka transaction is open
+	records            int                 // records since the last commit point
 	since              time.Time
 	lastCheckpoint     time.Time
-	partial            bool   // inside a binlog transaction (not at a boundary)
-	commits            int    // commit points in this active session
-	progress           func() // called when Kafka took a commit or nothing waits
-	events             uint64
+	partial            bool // inside a binlog transaction (not at a boundary)
+	txnBegan           time.Time
+	// open is the binlog transaction whose rows are being produced and
+	// openRows how many of its outbox rows were produced (counting those
+	// of earlier sessions when resumed inside it): the position a
+	// checkpoint inside it records. openGTID survives a resume, where the
+	// Txn value is new.
+	open     *binlog.Txn
+	openGTID string
+	openRows int
+	overran  atomic.Bool // the stop passed ShutdownTimeout
+	commits  int         // commit points in this active session
+	progress func()      // called when Kafka took a commit or nothing waits
+	events   uint64
 
 	errMu       sync.Mutex
 	firstErr    error
@@ -69,6 +83,8 @@ func New(cfg Config, reader *binlog.Reader) (*Relay, error) {
 // reset clears the state of a previous active period.
 func (r *Relay) reset() {
 	r.inTxn, r.records, r.pendingTxns, r.partial, r.events, r.commits = false, 0, 0, false, 0, 0
+	r.open, r.openGTID, r.openRows = nil, "", 0
+	r.overran.Store(false)
 	r.errMu.Lock()
 	r.firstErr = nil
 	r.errMu.Unlock()
@@ -184,9 +200,25 @@ func (r *Relay) runActive(ctx context.Context) error {
 		return err
 	}
 	r.committed, r.pending = start, start.Clone()
+	r.pendingLayouts = nil
+	if cp != nil {
+		r.pendingLayouts = cp.Layouts
+	}
+	r.reader.SetLayouts(r.pendingLayouts)
+	r.pendingXA = preparedFrom(cp)
+	r.reader.SetPrepared(r.pendingXA)
 	r.lastCheckpoint = time.Now()
+	var resume binlog.Resume
+	if cp != nil && cp.TxnGTID != "" && cp.TxnRows > 0 {
+		resume = binlog.Resume{GTID: cp.TxnGTID, Rows: cp.TxnRows}
+		r.openGTID, r.openRows = cp.TxnGTID, cp.TxnRows
+		r.partial = true
+	}
 	ev := r.log.Info().Str("gtid_set", start.String()).Str("delivery", string(r.cfg.Delivery)).
 		Str("flavor", string(r.reader.Server().Flavor)).Str("server_version", r.reader.Server().Version)
+	if resume.GTID != "" {
+		ev.Str("txn_gtid", resume.GTID).Int("txn_rows", resume.Rows)
+	}
 	if cp != nil {
 		ev.Time("checkpoint_time", cp.Time).Msg("resuming from checkpoint")
 	} else {
@@ -197,7 +229,7 @@ func (r *Relay) runActive(ctx context.Context) error {
 	defer stopReading()
 	q := binlog.NewQueue(r.cfg.QueueRows, r.cfg.QueueBytes)
 	readErr := make(chan error, 1)
-	go func() { readErr <- r.reader.Run(readCtx, start, q) }()
+	go func() { readErr <- r.reader.RunResume(readCtx, start, resume, q) }()
 	err = r.loop(ctx, q)
 	stopReading()
 	rerr := <-readErr

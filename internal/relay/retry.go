@@ -54,6 +54,10 @@ func (r *Relay) runRetrying(ctx context.Context) error {
 // forced checkpoint) now owns it, and resuming would fence it in turn.
 func retriableKafka(err error) bool {
 	switch {
+	case errors.Is(err, ErrTransactionTimedOut):
+		return true // the broker aborted it; a new session resumes
+	case errors.Is(err, ErrFenced), errors.Is(err, ErrShutdownTimeout):
+		return false
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, kgo.ErrRecordTimeout), errors.Is(err, ErrKafkaStalled):
 		return false
 	case errors.Is(err, kerr.ProducerFenced), errors.Is(err, kerr.InvalidProducerEpoch),

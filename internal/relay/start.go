@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/gtid"
@@ -29,17 +31,73 @@ func (r *Relay) startPosition(ctx context.Context) (*gtid.Set, *checkpoint.Check
 	case !errors.Is(err, checkpoint.ErrCheckpointMissing):
 		return nil, nil, fmt.Errorf("loading checkpoint %q: %w", r.cfg.Name, err)
 	}
-	if r.cfg.Start == "earliest" && server.Flavor == gtid.MariaDB {
+	set, err := StartAt(ctx, r.cfg.Start, r.reader, r.log)
+	return set, nil, err
+}
+
+// ErrInvalidStart means --start names a position the router cannot start
+// from on this server: bad usage, to be corrected, never a guess.
+var ErrInvalidStart = errors.New("invalid --start")
+
+// StartAt resolves --start on reader's server, for a router without a
+// stored checkpoint, and checks it as `checkpoint set` checks a set:
+//
+//   - "earliest" is the oldest binlog the server has; when older
+//     transactions were purged, it logs the position and that they are
+//     gone;
+//   - "latest" is after everything the server has executed;
+//   - "gtid:<set>" must parse, must not be empty (that is "earliest"), and
+//     must pass checkpoint.CheckServable (no domain, server UUID or
+//     sequence the server never executed; the binlog after it still
+//     there).
+//
+// Every refusal wraps ErrInvalidStart and says how to correct --start.
+func StartAt(ctx context.Context, start string, reader *binlog.Reader, log zerolog.Logger) (*gtid.Set, error) {
+	server := reader.Server()
+	switch {
+	case start == "earliest":
+		return earliest(ctx, reader, log)
+	case strings.HasPrefix(start, "gtid:"):
+		set, err := ResolveStart(start, server)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w; write the set in the server's syntax, as SELECT @@gtid_binlog_pos (MariaDB) or @@gtid_executed (MySQL) prints it", ErrInvalidStart, err)
+		}
+		if set.IsEmpty() {
+			return nil, fmt.Errorf("%w: --start %q is an empty GTID set: use --start earliest to start at the oldest binlog the server has", ErrInvalidStart, start)
+		}
+		if err := checkpoint.CheckServable(ctx, reader, set); err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: refusing --start %q: %w; correct --start (the server is at %q), or use --start earliest or latest", ErrInvalidStart, start, err, server.Executed)
+		}
+		return set, nil
+	}
+	set, err := ResolveStart(start, server)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidStart, err)
+	}
+	return set, nil
+}
+
+// earliest returns the position before the oldest binlog the server has
+// and, when transactions before it were purged, logs that they are gone.
+func earliest(ctx context.Context, reader *binlog.Reader, log zerolog.Logger) (*gtid.Set, error) {
+	server := reader.Server()
+	file, before := "", server.Purged
+	if server.Flavor == gtid.MariaDB {
 		// An empty MariaDB position only works while the server still has
 		// its very first binlog; start where its oldest binlog starts.
-		_, before, err := binlog.OldestMariaDB(ctx, r.reader.DB())
-		if err != nil {
-			return nil, nil, fmt.Errorf("finding the oldest binlog for --start earliest: %w", err)
+		var err error
+		if file, before, err = binlog.OldestMariaDB(ctx, reader.DB()); err != nil {
+			return nil, fmt.Errorf("finding the oldest binlog for --start earliest: %w", err)
 		}
-		return before, nil, nil
 	}
-	set, err := ResolveStart(r.cfg.Start, server)
-	return set, nil, err
+	if !before.IsEmpty() {
+		log.Warn().Str("oldest_binlog", file).Str("gtid_set", before.String()).
+			Msg("--start earliest: starting at the oldest binlog the server has; the transactions before it (up to this GTID set) were purged and are gone: their outbox rows are not published")
+	}
+	return before.Clone(), nil
 }
 
 // ResolveStart turns --start into a GTID set for a server without a

@@ -44,8 +44,9 @@
 // Row events carry values by ordinal, not by name. [Columns.Resolve] turns
 // the table's column names, in ordinal order, into a [Layout] of ordinals.
 // The names come from the binlog's TABLE_MAP metadata when the server logs
-// it (binlog_row_metadata=FULL) and otherwise from [TableColumns]; after any
-// DDL touching an outbox table the layout must be resolved again.
+// it (binlog_row_metadata=FULL) and otherwise from the column definitions
+// ([ColumnDef]) the reader tracks, first read with [TableDefinition]; after
+// any DDL touching an outbox table the layout must be resolved again.
 //
 // This package does not import go-mysql: it works on plain names and ordinals.
 package schema

@@ -102,6 +102,10 @@ func (v *validator) mysql() *mysqlFacts {
 				"cannot read its definition: %v", tableErrs[i]))
 			continue
 		}
+		if !info.visible {
+			v.add(v.missingCheck(db, info, s.Flavor, user))
+			continue
+		}
 		v.add(checkTable(info, cfg.Columns, s.Flavor, user)...)
 	}
 
@@ -243,3 +247,23 @@ func readOldestBinlog(ctx context.Context, db *sql.DB) (*binlogStart, error) {
 
 // parseGTIDList parses the Info of a MariaDB Gtid_list event.
 func parseGTIDList(info string) (*gtid.Set, error) { return binlog.ParseGTIDList(info) }
+
+// missingCheck judges an outbox table the server does not show exactly as
+// `run` does (TableReport.Err): a failure, or with --allow-missing-table
+// and no table of a close name, a warning.
+func (v *validator) missingCheck(db *sql.DB, info tableInfo, flavor gtid.Flavor, user string) Check {
+	name := "outbox table " + info.name.String()
+	var all []schema.TableName
+	if err := v.do(func(ctx context.Context) (err error) {
+		all, err = visibleTables(ctx, db)
+		return err
+	}); err != nil {
+		return fail(name, "check that the server answers queries on information_schema", "not found, and the other tables cannot be listed: %v", err)
+	}
+	m := missingTable(info, all, flavor, user)
+	if m.allowed(v.cfg.AllowMissingTable) {
+		return warn(name, "create it before the application writes to it; the router stops if a table with a name close to it appears first",
+			"%s (allowed by --allow-missing-table)", m.detail())
+	}
+	return fail(name, m.fix(), "%s", m.detail())
+}

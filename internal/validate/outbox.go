@@ -86,19 +86,13 @@ WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, t.Database
 	return info, nil
 }
 
-// checkTable judges one outbox table: that it is a base table whose
+// checkTable judges one visible outbox table: that it is a base table whose
 // columns resolve, then (in a second check) that their types fit.
 func checkTable(info tableInfo, cols schema.Columns, flavor gtid.Flavor, user string) []Check {
 	name := "outbox table " + info.name.String()
 	ddl := fmt.Sprintf("`binlog-router schema --flavor %s --table %s` prints the CREATE TABLE", flavor, info.name)
-	switch {
-	case !info.visible && info.probe == selectDenied:
-		return []Check{fail(name, fmt.Sprintf("GRANT SELECT ON %s TO %s;", info.name.QuotedString(), quoteAccount(user)),
-			"not visible to %s, which has no privilege on it", user)}
-	case !info.visible:
-		return []Check{fail(name, "create it ("+ddl+") or correct --outbox-table",
-			"does not exist on the server")}
-	case !strings.EqualFold(info.kind, "BASE TABLE"):
+	// A table the server does not show is judged by missingCheck.
+	if !strings.EqualFold(info.kind, "BASE TABLE") {
 		return []Check{fail(name, "point --outbox-table at the base table the application inserts into",
 			"is a %s: the binlog has rows of base tables only", info.kind)}
 	}

@@ -132,6 +132,10 @@ func (v *validator) position(m *mysqlFacts, k *kafkaFacts) {
 			v.add(fail(name, "correct --start: earliest, latest or gtid:<set> in the server's syntax", "%v", err))
 			return
 		}
+		if strings.HasPrefix(v.cfg.Start, "gtid:") && set.IsEmpty() {
+			v.add(fail(name, "use --start earliest to start at the oldest binlog the server has", "--start %q is an empty GTID set", v.cfg.Start))
+			return
+		}
 		in.pos, in.from, in.start = set, "--start "+v.cfg.Start, true
 	}
 	v.add(checkPosition(in))

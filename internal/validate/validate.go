@@ -33,6 +33,10 @@ type Config struct {
 	Start           string // --start, used when no checkpoint is stored; default "earliest"
 	ExactlyOnce     bool   // --delivery exactly-once: Kafka transactions are needed
 
+	// AllowMissingTable is --allow-missing-table: a missing outbox table
+	// warns instead of failing, unless a table of a close name exists.
+	AllowMissingTable bool
+
 	// Timeout bounds each network step. Default DefaultTimeout.
 	Timeout time.Duration
 	// Now is the clock for the checkpoint's age. Default time.Now.

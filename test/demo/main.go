@@ -110,7 +110,12 @@ func run(ctx context.Context) (err error) {
 	out.printf("\n  %s", out.paint(bold+";"+green, fmt.Sprintf("%d events routed, %d rolled-back rows seen, checkpoint at %s",
 		t.routed, t.rolledBack, w.lastGTID)))
 
-	out.section("7. Stop the router with SIGTERM")
+	out.section("7. An inbox consumer applies the events once, and skips a redelivery")
+	if err := demoInbox(ctx, srv.kafka.Brokers, db, w); err != nil {
+		return err
+	}
+
+	out.section("8. Stop the router with SIGTERM")
 	stopped := time.Now()
 	code, err := r.stop(shutdownTimeout)
 	if err != nil {

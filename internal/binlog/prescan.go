@@ -1,0 +1,217 @@
+package binlog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/logging"
+	"github.com/binlog-router/binlog-router/internal/schema"
+)
+
+// startDefinitions prepares the tracked definitions for a Run from from,
+// when TABLE_MAP events carry no column names.
+//
+// information_schema tells the definition at the moment it is read, not
+// when the rows ahead were written. So the binlog between from and the
+// server's position after the read is scanned first for statements that
+// touch an outbox table. A table untouched in that range has, for every
+// row ahead, the definition read. A table touched there has no known
+// definition until the last such statement (unless the stream meets a
+// CREATE TABLE for it), and information_schema's after it; its rows
+// before that stop the router. A statement in the range that may have
+// run while the definition was being read makes the read useless: Run
+// refuses to start and says so.
+//
+// Definitions given by SetLayouts (a checkpoint's, of the start position) are
+// taken as they are when they cover every outbox table.
+func (r *Reader) startDefinitions(ctx context.Context, from *gtid.Set, c *tableCache) error {
+	c.defs = newDefinitions(r.outbox)
+	c.settle, c.settleAfter = map[string][]schema.ColumnDef{}, map[string]string{}
+	if r.server.FullMetadata() {
+		for _, t := range r.cfg.Tables {
+			c.defs.forget(t.String(), "binlog_row_metadata was FULL when the router started, and rows without column names came later (the setting changed at runtime)")
+		}
+		return nil
+	}
+	if len(r.layouts) > 0 {
+		all := true
+		for _, t := range r.cfg.Tables {
+			all = all && r.layouts[t.String()] != nil
+		}
+		if all {
+			for _, t := range r.cfg.Tables {
+				c.defs.set(t.String(), r.layouts[t.String()])
+			}
+			return nil
+		}
+	}
+	before, err := binlogPosition(ctx, r.db)
+	if err != nil {
+		return err
+	}
+	read := map[string][]schema.ColumnDef{}
+	for _, t := range r.cfg.Tables {
+		defs, err := schema.TableDefinition(ctx, r.db, t.Database, t.Table)
+		switch {
+		case errors.Is(err, schema.ErrTableNotFound):
+			c.defs.forget(t.String(), "the table did not exist when the router started, and no CREATE TABLE for it was met")
+		case err != nil:
+			return err
+		default:
+			read[t.String()] = defs
+		}
+	}
+	after, err := binlogPosition(ctx, r.db)
+	if err != nil {
+		return err
+	}
+	found, err := r.scanDDL(ctx, from, after)
+	if err != nil {
+		return fmt.Errorf("scanning the binlog for schema changes of the outbox tables up to %s: %w", after, err)
+	}
+	for name, defs := range read {
+		last, ok := found[name]
+		if !ok {
+			c.defs.set(name, defs)
+			continue
+		}
+		if before.before(last.pos) {
+			return fmt.Errorf("outbox table %s changed (transaction %s) while its columns were read from information_schema; start again", name, last.gtid)
+		}
+		c.defs.forget(name, fmt.Sprintf("a later DDL statement (transaction %s: %s) changed the table before the router read its columns from information_schema, so the columns it read do not describe this row", last.gtid, clip(last.query, 200)))
+		c.settle[name], c.settleAfter[name] = defs, last.gtid
+	}
+	return nil
+}
+
+// before orders binlog positions (file names sort in creation order).
+func (p Position) before(q Position) bool {
+	if p.File != q.File {
+		return p.File < q.File
+	}
+	return p.Pos < q.Pos
+}
+
+func (p Position) String() string { return p.File + ":" + strconv.FormatUint(uint64(p.Pos), 10) }
+
+// binlogPosition is the server's current binlog file and position.
+func binlogPosition(ctx context.Context, db *sql.DB) (Position, error) {
+	for _, q := range []string{"SHOW BINARY LOG STATUS", "SHOW MASTER STATUS"} {
+		rows, err := db.QueryContext(ctx, q)
+		if err != nil {
+			continue
+		}
+		cols, _ := rows.Columns()
+		vals := make([]sql.RawBytes, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		var p Position
+		ok := rows.Next()
+		if ok {
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return Position{}, fmt.Errorf("%s: %w", q, err)
+			}
+			pos, _ := strconv.ParseUint(string(vals[1]), 10, 32)
+			p = Position{File: string(vals[0]), Pos: uint32(pos)}
+		}
+		rows.Close()
+		if !ok {
+			return Position{}, fmt.Errorf("%s returned nothing: is binary logging on?", q)
+		}
+		return p, nil
+	}
+	return Position{}, errors.New("reading the binlog position: neither SHOW BINARY LOG STATUS nor SHOW MASTER STATUS works; grant the router's user REPLICATION CLIENT (MariaDB: BINLOG MONITOR)")
+}
+
+// ddlMark is the last statement of a range that touched a table.
+type ddlMark struct {
+	gtid, query string
+	pos         Position // end of its event
+}
+
+// scanDDL reads the binlog from from up to until and returns, per outbox
+// table, the last statement that names it. Row events are not decoded.
+func (r *Reader) scanDDL(ctx context.Context, from *gtid.Set, until Position) (map[string]ddlMark, error) {
+	found := map[string]ddlMark{}
+	host, portText, err := net.SplitHostPort(r.cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil {
+		return nil, err
+	}
+	start, err := gomysql.ParseGTIDSet(string(r.server.Flavor), from.String())
+	if err != nil {
+		return nil, err
+	}
+	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
+		ServerID: r.cfg.ServerID, Flavor: string(r.server.Flavor), Host: host, Port: uint16(port),
+		User: r.cfg.User, Password: r.cfg.Password, TLSConfig: r.cfg.TLS, Charset: "utf8mb4",
+		HeartbeatPeriod: r.cfg.Heartbeat, DisableRetrySync: true, DiscardGTIDSet: true,
+		EventCacheCount: r.cfg.EventCache, Logger: logging.Slog(r.cfg.Logger, "go-mysql"),
+		RowsEventDecodeFunc: func(*replication.RowsEvent, []byte) error { return nil },
+	})
+	defer syncer.Close()
+	streamer, err := syncer.StartSyncGTID(start)
+	if err != nil {
+		return nil, err
+	}
+	defs := newDefinitions(r.outbox)
+	var pos Position
+	var txn string
+	for pos.before(until) {
+		ev, err := streamer.GetEvent(ctx)
+		if err != nil {
+			if f := classify(err, from.String()); f != nil {
+				return nil, f
+			}
+			return nil, err
+		}
+		if ev.Header.LogPos > 0 {
+			pos.Pos = ev.Header.LogPos
+		}
+		switch e := ev.Event.(type) {
+		case *replication.RotateEvent:
+			pos = Position{File: string(e.NextLogName), Pos: uint32(e.Position)}
+		case *replication.MariadbGTIDEvent:
+			txn = string(gtid.AppendMariaDB(nil, e.GTID.DomainID, e.GTID.ServerID, e.GTID.SequenceNumber))
+		case *replication.GTIDEvent:
+			if len(e.SID) == 16 && e.GNO > 0 {
+				txn = string(gtid.AppendMySQL(nil, [16]byte(e.SID), "", e.GNO))
+			}
+		case *replication.GtidTaggedLogEvent:
+			if len(e.SID) == 16 && e.GNO > 0 {
+				txn = string(gtid.AppendMySQL(nil, [16]byte(e.SID), e.Tag.String(), e.GNO))
+			}
+		case *replication.QueryEvent:
+			q := strings.TrimSpace(string(e.Query))
+			if strings.EqualFold(q, "BEGIN") || strings.EqualFold(q, "COMMIT") || !r.outbox.mentionedIn(e.Query) {
+				continue
+			}
+			// Every table the statement may touch counts: parsed when
+			// possible, else every outbox table it names.
+			res, _ := defs.apply(q, string(e.Schema))
+			touched := res.touched
+			if res.statement != "" {
+				continue // a write: the stream stops at it
+			}
+			for _, name := range touched {
+				found[name] = ddlMark{gtid: txn, query: q, pos: pos}
+			}
+		}
+	}
+	return found, nil
+}

@@ -1,0 +1,61 @@
+package relay
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// ErrTransactionTimedOut means the broker aborted the open Kafka
+// transaction because it was open longer than the transaction timeout
+// (the process was paused, or Kafka too slow to take a commit). It is
+// retried in-process: a new session resumes from the committed
+// checkpoint.
+var ErrTransactionTimedOut = errors.New("the broker aborted the Kafka transaction after the transaction timeout")
+
+// ErrFenced means another producer with the router's transactional id
+// took over: a second router with the same --name, or a forced
+// checkpoint change. It is final: resuming would fence that instance in
+// turn.
+var ErrFenced = errors.New("another instance with the same --name took over")
+
+// staleEpoch reports whether err says that the producer's epoch is no
+// longer the broker's: the coordinator bumped it, either when it aborted
+// a timed-out transaction or when another producer initialised the same
+// transactional id. Kafka returns INVALID_PRODUCER_EPOCH to the produce
+// requests of the old epoch and PRODUCER_FENCED to its transaction
+// requests; kfake also INVALID_TXN_STATE to produce requests after a
+// timeout abort. INVALID_PRODUCER_ID_MAPPING follows an expired
+// transactional id.
+func staleEpoch(err error) bool {
+	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) ||
+		errors.Is(err, kerr.InvalidTxnState) || errors.Is(err, kerr.InvalidProducerIDMapping)
+}
+
+// fenced names the cause of a stale-epoch error of the transactional
+// producer, or returns nil for any other error. The broker's answer is
+// the same for both causes; the age of the open transaction tells them
+// apart. The broker starts its timer when the transaction's first
+// partition is added, after BeginTransaction here, so a transaction
+// younger than the timeout cannot have timed out: another instance
+// fenced this one. An older one may have been aborted by the timeout; a
+// new session then starts, and if another instance did take over
+// meanwhile, the new session fences it in turn and that one, whose
+// transaction is young, stops with ErrFenced.
+func (r *Relay) fenced(err error) error {
+	if r.cfg.Delivery != ExactlyOnce || !staleEpoch(err) || errors.Is(err, ErrFenced) || errors.Is(err, ErrTransactionTimedOut) {
+		return nil
+	}
+	var age time.Duration
+	if !r.txnBegan.IsZero() {
+		age = time.Since(r.txnBegan).Round(time.Millisecond)
+	}
+	if r.inTxn && age >= r.cfg.TransactionTimeout {
+		return fmt.Errorf("%w: it was open for %s, longer than --transaction-timeout %s (the process was paused or Kafka too slow to take the commit); resuming from the committed checkpoint: %w",
+			ErrTransactionTimedOut, age, r.cfg.TransactionTimeout, err)
+	}
+	return fmt.Errorf("%w: the producer of transactional id %s was fenced by a newer one (a second router with --name %s, or checkpoint set/reset --force); this router stops. To run several routers with one name, start each with --ha: one is active and the others stand by: %w",
+		ErrFenced, TransactionalID(r.cfg.Name), r.cfg.Name, err)
+}

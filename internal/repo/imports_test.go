@@ -1,0 +1,120 @@
+package repo
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// owners lists, for each guarded import path prefix, the directories (relative
+// to the module root, as prefixes) whose non-test files may import it.
+var owners = []struct {
+	imp     string
+	allowed []string
+	why     string
+}{
+	{"github.com/go-mysql-org/go-mysql/", []string{"internal/binlog", "test/bench"},
+		"internal/binlog is the only reader of the replication protocol; test/bench measures go-mysql's raw limits"},
+	{"github.com/twmb/franz-go/pkg/kfake", []string{"internal/devenv", "test/kfakeserver"},
+		"the in-process fake broker is for tests, the demo and the benchmark"},
+	{"github.com/twmb/franz-go/", []string{"cmd/", "internal/checkpoint", "internal/config", "internal/devenv",
+		"internal/logging", "internal/metrics", "internal/relay", "internal/replay", "internal/route",
+		"internal/validate", "inbox", "test/"},
+		"binlog decoding, GTID sets, the outbox schema and the public writer know nothing of Kafka"},
+	{"database/sql", []string{"internal/binlog", "internal/checkpoint", "internal/devenv", "internal/schema",
+		"internal/validate", "outbox", "inbox", "examples/", "test/"},
+		"SQL access is confined to the packages that inspect or write the database"},
+	{"github.com/go-sql-driver/mysql", []string{"internal/binlog", "internal/devenv", "internal/validate",
+		"inbox", "examples/", "test/"},
+		"the MySQL driver is registered by the packages that open connections"},
+}
+
+func TestImportRules(t *testing.T) {
+	root := moduleRoot(t)
+	var violations []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		for _, spec := range f.Imports {
+			imp, _ := strconv.Unquote(spec.Path.Value)
+			for _, o := range owners {
+				if imp != o.imp && !strings.HasPrefix(imp, o.imp) {
+					continue
+				}
+				if !allowedIn(dir, o.allowed) {
+					violations = append(violations, rel+" imports "+imp+": "+o.why)
+				}
+				break // the first matching rule decides
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(violations)
+	for _, v := range violations {
+		t.Error(v)
+	}
+}
+
+func allowedIn(dir string, allowed []string) bool {
+	for _, a := range allowed {
+		if dir == strings.TrimSuffix(a, "/") || strings.HasPrefix(dir, strings.TrimSuffix(a, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func TestImportRuleCatchesViolation(t *testing.T) {
+	if allowedIn("internal/route", []string{"internal/binlog", "test/bench"}) {
+		t.Fatal("internal/route allowed to import go-mysql")
+	}
+	if !allowedIn("test/bench", []string{"internal/binlog", "test/bench"}) || !allowedIn("cmd/binlog-router", []string{"cmd/"}) {
+		t.Fatal("owner refused")
+	}
+	if allowedIn("internal/binlogx", []string{"internal/binlog"}) {
+		t.Fatal("a prefix of a directory name matched")
+	}
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,257 @@
+package test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/inbox"
+	"github.com/binlog-router/binlog-router/internal/devenv"
+)
+
+// inboxDB is one database the inbox tests run against.
+type inboxDB struct {
+	name    string
+	dialect inbox.Dialect
+	open    func(t *testing.T) *sql.DB
+	ph      func(n int) string // placeholder n (1-based)
+}
+
+func inboxDatabases() []inboxDB {
+	return []inboxDB{
+		{"mariadb", inbox.MySQL, func(t *testing.T) *sql.DB {
+			return devenv.CreateDatabase(t, devenv.NewMariaDB(t, devenv.MariaDBConfig{}), "shop")
+		}, func(int) string { return "?" }},
+		{"postgresql", inbox.PostgreSQL, func(t *testing.T) *sql.DB {
+			return devenv.CreatePostgresDatabase(t, devenv.NewPostgres(t), "shop")
+		}, func(n int) string { return fmt.Sprintf("$%d", n) }},
+	}
+}
+
+// TestInboxAppliesOnceAndDeadLetters: duplicates on purpose (a duplicated
+// record, a redelivery from offset zero), a unique-key violation in the
+// business table (an error, dead-lettered, not a duplicate) and a handler
+// that always fails (dead-lettered), on both databases.
+func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
+	for _, d := range inboxDatabases() {
+		t.Run(d.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			db := d.open(t)
+			if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
+				t.Fatal(err)
+			}
+			mustExec(t, db, "CREATE TABLE payments (event_id VARCHAR(64) NOT NULL PRIMARY KEY, ref VARCHAR(64) NOT NULL UNIQUE, amount INT NOT NULL)")
+			k := devenv.NewKafka(t)
+			topic := "outbox.event.PaymentMade"
+
+			const n = 20
+			var recs []*kgo.Record
+			for i := range n {
+				recs = append(recs, paymentRecord(topic, fmt.Sprintf("ev-%02d", i), fmt.Sprintf("ref-%02d", i), "PaymentMade"))
+			}
+			recs = append(recs,
+				paymentRecord(topic, "ev-05", "ref-05", "PaymentMade"),    // a duplicated record
+				paymentRecord(topic, "ev-clash", "ref-07", "PaymentMade"), // unique violation on ref
+				paymentRecord(topic, "ev-poison", "ref-x", "Poison"),      // always fails
+			)
+			produceRecords(t, k.Brokers, recs)
+
+			handler := func(ctx context.Context, tx *sql.Tx, ev inbox.Event) error {
+				if ev.Type == "Poison" {
+					return errors.New("poison event")
+				}
+				ref, _ := ev.Header("ref")
+				_, err := tx.ExecContext(ctx, fmt.Sprintf("INSERT INTO payments (event_id, ref, amount) VALUES (%s, %s, %s)", d.ph(1), d.ph(2), d.ph(3)), ev.ID, ref, 1)
+				return err
+			}
+			run := func(group string, wantDone func(inbox.Stats) bool) inbox.Stats {
+				c, err := inbox.New(inbox.Config{
+					Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: "payments", Group: group,
+					DB: db, Dialect: d.dialect, Handler: handler,
+					MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+					CommitInterval: 50 * time.Millisecond,
+					KafkaOptions:   []kgo.Opt{kgo.AllowAutoTopicCreation()},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rctx, stop := context.WithCancel(ctx)
+				done := make(chan error, 1)
+				go func() { done <- c.Run(rctx) }()
+				eventually(t, 60*time.Second, "the consumer to handle every record", func() bool { return wantDone(c.Stats()) })
+				stop()
+				if err := <-done; err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+				return c.Stats()
+			}
+			st := run("payments", func(s inbox.Stats) bool { return s.Processed+s.Duplicates+s.DeadLetters >= n+3 })
+			t.Logf("first run: %+v", st)
+			if st.Processed != n || st.Duplicates != 1 || st.DeadLetters != 2 || st.Retries != 4 {
+				t.Errorf("stats %+v, want processed %d, duplicates 1, dead letters 2, retries 4", st, n)
+			}
+			checkPayments(t, db, n)
+			if got := committedTotal(t, k.Brokers, "payments", topic); got != n+3 {
+				t.Errorf("committed offsets of group payments sum to %d, want %d (every record)", got, n+3)
+			}
+
+			dls := readTopic(t, k.Brokers, "payments.dead-letter", 2)
+			got := map[string]string{}
+			for _, r := range dls {
+				id, errText := recordHeader(r, "id"), recordHeader(r, inbox.HeaderError)
+				got[id] = errText
+				if recordHeader(r, inbox.HeaderOriginalTopic) != topic || recordHeader(r, inbox.HeaderAttempts) != "3" || recordHeader(r, inbox.HeaderOriginalOffset) == "" {
+					t.Errorf("dead letter %s headers %v", id, r.Headers)
+				}
+			}
+			if !strings.Contains(got["ev-poison"], "poison event") || got["ev-clash"] == "" {
+				t.Errorf("dead letters %v, want ev-poison and ev-clash with their errors", got)
+			}
+
+			// At-least-once style redelivery: another group reads from offset
+			// zero under the same consumer name; everything is a duplicate
+			// except the two failed events, which are dead-lettered again.
+			st = run("payments-replay", func(s inbox.Stats) bool { return s.Duplicates+s.DeadLetters >= n+3 })
+			t.Logf("redelivery: %+v", st)
+			if st.Processed != 0 || st.Duplicates != n+1 {
+				t.Errorf("redelivery stats %+v, want 0 processed and %d duplicates", st, n+1)
+			}
+			checkPayments(t, db, n)
+			var rows int
+			if err := db.QueryRow("SELECT COUNT(*) FROM inbox WHERE consumer_name = 'payments'").Scan(&rows); err != nil || rows != n {
+				t.Errorf("inbox rows %d (%v), want %d", rows, err, n)
+			}
+
+			// Prune deletes the consumer's rows in batches.
+			pc, err := inbox.New(inbox.Config{Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: "payments",
+				DB: db, Dialect: d.dialect, Handler: handler})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept, err := pc.Prune(ctx, time.Hour, 7); err != nil || kept != 0 {
+				t.Errorf("Prune(1h) deleted %d rows (%v), want 0", kept, err)
+			}
+			if pruned, err := pc.Prune(ctx, 0, 7); err != nil || pruned != n {
+				t.Errorf("Prune(0) deleted %d rows (%v), want %d", pruned, err, n)
+			}
+		})
+	}
+}
+
+func paymentRecord(topic, id, ref, typ string) *kgo.Record {
+	return &kgo.Record{Topic: topic, Key: []byte("acct-1"), Value: []byte(`{"amount":1}`), Headers: []kgo.RecordHeader{
+		{Key: "id", Value: []byte(id)}, {Key: "event_type", Value: []byte(typ)},
+		{Key: "aggregate_type", Value: []byte("account")}, {Key: "ref", Value: []byte(ref)},
+	}}
+}
+
+func checkPayments(t *testing.T, db *sql.DB, n int) {
+	t.Helper()
+	var count, distinct int
+	if err := db.QueryRow("SELECT COUNT(*), COUNT(DISTINCT event_id) FROM payments").Scan(&count, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if count != n || distinct != n {
+		t.Errorf("payments: %d rows, %d distinct, want %d", count, distinct, n)
+	}
+}
+
+func mustExec(t *testing.T, db *sql.DB, q string) {
+	t.Helper()
+	if _, err := db.Exec(q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func produceRecords(t *testing.T, brokers []string, recs []*kgo.Record) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readTopic(t *testing.T, brokers []string, topic string, n int) []*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out []*kgo.Record
+	for len(out) < n {
+		f := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d records from %s", len(out), n, topic)
+		}
+		out = append(out, f.Records()...)
+	}
+	return out
+}
+
+func recordHeader(r *kgo.Record, key string) string {
+	for _, h := range r.Headers {
+		if h.Key == key {
+			return string(h.Value)
+		}
+	}
+	return ""
+}
+
+// produceToPartitions produces recs to the partitions they name.
+func produceToPartitions(t *testing.T, k *devenv.Kafka, recs []*kgo.Record) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Brokers...), kgo.AllowAutoTopicCreation(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// committedTotal sums group's committed offsets on topic (partitions start
+// at offset 0, so it is the number of records consumed).
+func committedTotal(t *testing.T, brokers []string, group, topic string) int64 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	offs, err := kadm.NewClient(cl).FetchOffsets(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	offs.Each(func(o kadm.OffsetResponse) {
+		if o.Topic == topic {
+			total += o.At
+		}
+	})
+	return total
+}

@@ -1,0 +1,155 @@
+package test
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/binlog-router/binlog-router/internal/relay"
+)
+
+// TestStallPastTransactionTimeout stops the router (SIGSTOP) for longer
+// than its 2 s transaction timeout while a Kafka transaction is open, so
+// that the broker aborts it, then continues it (SIGCONT). The router must
+// notice the abort, name the transaction timeout, start a new session
+// from the committed checkpoint in-process (no exit), and deliver every
+// row exactly once.
+func TestStallPastTransactionTimeout(t *testing.T) {
+	rng := faultRand(t)
+	e := kfakeEnv(t)
+	const name = "stall"
+	watch := watchTxns(e.kafka.Cluster, relay.TransactionalID(name))
+	// Kafka transactions of about 1 s: open nearly all the time.
+	r := startRouter(t, e.args(name, "--transaction-timeout", "2s", "--commit-interval", "1s")...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	l := startLoad(t, newWriter(e.db, rng, "agg", 20, 0), 500)
+	col.waitProgress(t, r, 200, time.Minute, "routing before the stall")
+
+	stalls, tries := 0, 0
+	for stalls < 2 {
+		if tries++; tries > 6 {
+			t.Fatalf("%d stalls with a transaction open, %d noticed: the router never named the transaction timeout", tries-1, stalls)
+		}
+		eventually(t, 30*time.Second, "a Kafka transaction open", watch.open.Load)
+		if err := r.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		open := watch.open.Load()
+		time.Sleep(5 * time.Second) // the stall itself: past the 2 s timeout
+		if err := r.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		if !open {
+			continue // committed just before it stopped: no transaction to time out
+		}
+		// The watch saw the transaction open; an EndTxn already on its way
+		// when the process stopped can still close it: then nothing times
+		// out, and the stall is tried again.
+		if poll(20*time.Second, func() bool { return r.logCount("--transaction-timeout 2s") > stalls || !r.running() }) != nil {
+			r.mustRun(fmt.Sprintf("after stall %d", tries))
+			t.Logf("stall %d: no transaction timed out (it was committed as the process stopped)", tries)
+			continue
+		}
+		stalls++
+		r.mustRun(fmt.Sprintf("after stall %d", stalls))
+		col.waitProgress(t, r, 200, time.Minute, fmt.Sprintf("routing after stall %d", stalls))
+	}
+	v := finishRun(t, e.db, l, col, r, 3*time.Minute)
+	t.Logf("stalls of 5 s with a Kafka transaction open %d, new sessions %d, router processes 1, %s",
+		stalls, r.logCount("kafka error; resuming from the committed checkpoint"), v)
+	if n := r.logCount("took over"); n > 0 {
+		t.Errorf("a transaction timeout was reported as fencing by another instance %d times", n)
+	}
+}
+
+// TestSecondRouterFences starts a second router with the same --name
+// (without --ha) next to a running one. The second fences the first,
+// which stops with exit code 1 and says that another instance took over
+// and to use --ha; the second delivers everything exactly once.
+func TestSecondRouterFences(t *testing.T) {
+	rng := faultRand(t)
+	e := kfakeEnv(t)
+	const name = "twice"
+	first := startRouter(t, e.args(name)...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	l := startLoad(t, newWriter(e.db, rng, "agg", 20, 0), 300)
+	col.waitProgress(t, first, 100, time.Minute, "the first router routing")
+
+	args := argsWith(e.args(name), "--server-id", fmt.Sprint(3000+time.Now().UnixNano()%1000))
+	second := startRouter(t, args...)
+	code := first.wait(time.Minute)
+	log := first.out.String()
+	t.Logf("first router: exit code %d", code)
+	if code != 1 {
+		t.Errorf("fenced router: exit code %d, want 1", code)
+	}
+	for _, s := range []string{"another instance with the same --name took over", "--ha"} {
+		if !strings.Contains(log, s) {
+			t.Errorf("fenced router's log does not say %q:\n%s", s, tail(log, 10))
+		}
+	}
+	v := finishRun(t, e.db, l, col, second, 3*time.Minute)
+	t.Logf("%s", v)
+}
+
+// TestShutdownTimeoutExitCode makes every produce request wait 8 s at the
+// broker, stops the router (SIGTERM) with a transaction waiting for
+// Kafka and a 2 s --shutdown-timeout: the router aborts and exits 4.
+// Restarted with Kafka fast again, it delivers every row exactly once.
+func TestShutdownTimeoutExitCode(t *testing.T) {
+	rng := faultRand(t)
+	e := kfakeEnv(t)
+	const name = "drain"
+	r := startRouter(t, e.args(name, "--shutdown-timeout", "2s")...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	w := newWriter(e.db, rng, "agg", 20, 0)
+	l := startLoad(t, w, 200)
+	col.waitProgress(t, r, 50, time.Minute, "routing before Kafka slows down")
+
+	var slow, slept = make(chan struct{}), make(chan struct{}, 1)
+	c := e.kafka.Cluster
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		select {
+		case <-slow:
+			return nil, nil, false
+		default:
+		}
+		select {
+		case slept <- struct{}{}:
+		default:
+		}
+		c.SleepControl(func() {
+			select {
+			case <-slow:
+			case <-time.After(8 * time.Second):
+			}
+		})
+		return nil, nil, false
+	})
+	select {
+	case <-slept:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no produce request reached the broker")
+	}
+	began := time.Now()
+	code := r.stop(time.Minute)
+	took := time.Since(began)
+	close(slow)
+	t.Logf("SIGTERM with a produce request held at the broker: exit code %d after %s", code, took.Round(time.Millisecond))
+	if code != 4 {
+		t.Errorf("exit code %d, want 4 (shutdown timeout)", code)
+	}
+	if took > 6*time.Second {
+		t.Errorf("the stop took %s with --shutdown-timeout 2s", took)
+	}
+	if !strings.Contains(r.out.String(), "--shutdown-timeout") {
+		t.Errorf("the log does not name --shutdown-timeout:\n%s", tail(r.out.String(), 10))
+	}
+	r.restart()
+	v := finishRun(t, e.db, l, col, r, 3*time.Minute)
+	t.Logf("after the restart: %s", v)
+}

@@ -1,0 +1,160 @@
+package test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// withOutbox replaces the --outbox-table of args.
+func withOutbox(args []string, table string, extra ...string) []string {
+	return append(argsWith(args, "--outbox-table", table), extra...)
+}
+
+// TestRunRefusesMissingTable: a mistyped, wrongly cased or wrongly placed
+// --outbox-table stops run with exit 2 naming the near miss, and
+// validate fails on it the same way; nothing is checkpointed.
+func TestRunRefusesMissingTable(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.exec("CREATE DATABASE app")
+	base := e.args("missing")
+	for _, tc := range []struct{ table, near string }{
+		{"shop.outbx", "shop.outbox"},
+		{"shop.OUTBOX", "shop.outbox"},
+		{"app.outbox", "shop.outbox"},
+	} {
+		args := withOutbox(base, tc.table)
+		res := cliRun(t, append([]string{"run"}, args...)...)
+		assert.Equal(t, 2, res.code, "run --outbox-table %s: %s", tc.table, res.stderr)
+		assert.Contains(t, res.stderr, "outbox table "+tc.table+" does not exist on the server, but "+tc.near+" does", tc.table)
+		assert.Contains(t, res.stderr, "correct --outbox-table", tc.table)
+		assert.NotContains(t, res.stderr, "no checkpoint stored", "refused before reading the binlog")
+
+		res = cliRun(t, append(append([]string{"run"}, args...), "--allow-missing-table")...)
+		assert.Equal(t, 2, res.code, "--allow-missing-table does not cover a near miss (%s): %s", tc.table, res.stderr)
+
+		v := runValidate(t, nil, args...)
+		assert.Equal(t, 1, v.code, tc.table)
+		line := v.line("FAIL", "outbox table "+tc.table)
+		assert.Contains(t, line, "but "+tc.near+" does", "validate agrees with run")
+	}
+	res := cliRun(t, append([]string{"run"}, withOutbox(base, "shop.invoices_out")...)...)
+	assert.Equal(t, 2, res.code, res.stderr)
+	assert.Contains(t, res.stderr, "binlog-router schema --flavor mariadb --table shop.invoices_out")
+	assert.Contains(t, res.stderr, "--allow-missing-table")
+	v := runValidate(t, nil, withOutbox(base, "shop.invoices_out", "--allow-missing-table")...)
+	assert.NotEmpty(t, v.line("WARN", "outbox table shop.invoices_out"), "validate --allow-missing-table warns:\n%s", v.out)
+}
+
+// TestAllowMissingTable: with --allow-missing-table the router starts
+// before its table exists and routes the table's rows once it is created;
+// a table with a name close to it that is created first stops it with
+// exit 2, the checkpoint before that transaction.
+func TestAllowMissingTable(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	args := withOutbox(e.args("later", "--idle-checkpoint", "200ms"), "shop.events_out", "--allow-missing-table")
+	r := startRouter(t, args...)
+	require.NoError(t, r.waitLog(ctxTimeout(t, 30*time.Second), "outbox table does not exist yet"))
+	require.NoError(t, r.waitLog(ctxTimeout(t, 30*time.Second), "no checkpoint stored"))
+	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
+	e.writeEvents("OtherTable", 2) // shop.outbox is not configured here
+	e.exec("CREATE TABLE events_out LIKE outbox")
+	var ids []string
+	for i := range 3 {
+		ev := newEvent("agg-later", "Later", fmt.Sprintf(`{"i":%d}`, i))
+		_, err := e.db.Exec("INSERT INTO events_out (event_id, aggregate_type, aggregate_id, event_type, payload) VALUES (?, ?, ?, ?, ?)",
+			ev.ID, ev.AggType, ev.AggID, ev.Type, *ev.Payload)
+		require.NoError(t, err)
+		ids = append(ids, ev.ID)
+	}
+	got := c.read(len(ids), time.Minute)
+	assert.ElementsMatch(t, ids, recordIDs(got), "the table created after start is routed")
+	waitCheckpoint(t, e, "later", e.gtidBinlogPos())
+	before := e.gtidBinlogPos()
+
+	e.exec("CREATE TABLE Events_Out LIKE outbox")
+	code := r.wait(time.Minute)
+	assert.Equal(t, 2, code, "a table with a close name stops the router")
+	assert.Contains(t, r.out.String(), "table shop.Events_Out, whose name is close to it")
+	assert.Equal(t, before, loadCheckpoint(t, e, "later"), "the checkpoint did not pass the CREATE")
+	t.Logf("consumer read %d of %d rows of the late table; exit %d at the close name", len(got), len(ids), code)
+}
+
+// TestStartValidated: --start is checked on the server as checkpoint set
+// checks a set; every refusal is exit 2 and publishes nothing.
+func TestStartValidated(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.writeEvents("Before", 2)
+	pos := e.gtidBinlogPos()
+	base := e.args("start")
+	for _, tc := range []struct {
+		start string
+		want  []string
+	}{
+		{"gtid:", []string{"empty GTID set", "--start earliest"}},
+		{"gtid:garbage", []string{"invalid --start", "server's syntax"}},
+		{"gtid:" + pos + ",7-1-3", []string{"beyond what the server has executed", "7-1-3", "correct --start"}},
+		{"gtid:0-1-999999", []string{"beyond what the server has executed"}},
+		{"LATEST", []string{"use earliest, latest or gtid:<set>"}},
+	} {
+		res := cliRun(t, append(append([]string{"run"}, base...), "--start", tc.start)...)
+		assert.Equal(t, 2, res.code, "--start %s: %s", tc.start, res.stderr)
+		for _, w := range tc.want {
+			assert.Contains(t, res.stderr, w, "--start %s", tc.start)
+		}
+	}
+	for _, set := range []string{"garbage", "0-1-999999"} {
+		res := cliRun(t, append(append([]string{"checkpoint", "set"}, base...), "--gtid", set)...)
+		assert.Equal(t, 2, res.code, "checkpoint set --gtid %s: %s", set, res.stderr)
+	}
+	res := cliRun(t, append(append([]string{"checkpoint", "set"}, base...), "--from-debezium-offset", "not json")...)
+	assert.Equal(t, 2, res.code, res.stderr)
+	res = cliRun(t, append([]string{"replay", "--dry-run", "--from-gtid", "garbage"}, base...)...)
+	assert.Equal(t, 2, res.code, res.stderr)
+	assert.Equal(t, "", loadCheckpointJSON(t, e, "start"), "nothing checkpointed")
+
+	// A valid set: the router publishes what comes after it.
+	r := startRouter(t, append(append([]string(nil), base...), "--start", "gtid:"+pos)...)
+	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
+	after := e.writeEvents("After", 2)
+	got := c.read(len(after), time.Minute)
+	got = append(got, c.quiet(time.Second)...)
+	assert.ElementsMatch(t, after, recordIDs(got), "--start gtid:<pos> publishes only what follows")
+	require.Equal(t, 0, r.stop(20*time.Second))
+}
+
+// TestStartEarliestAfterPurge: --start earliest after a purge starts at
+// the oldest binlog, logging that position and that older transactions
+// are gone; replay --from-gtid "" reads the same range.
+func TestStartEarliestAfterPurge(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	purged := e.writeEvents("Purged", 3)
+	e.exec("FLUSH BINARY LOGS")
+	kept := e.writeEvents("Kept", 2)
+	var newest string
+	require.NoError(t, e.db.QueryRow("SHOW MASTER STATUS").Scan(&newest, new(any), new(any), new(any)))
+	eventually(t, 30*time.Second, "purging the binlogs before "+newest, func() bool {
+		e.exec("PURGE BINARY LOGS TO '" + newest + "'")
+		return binlogFiles(t, e) == 1
+	})
+
+	res := cliRun(t, append([]string{"replay", "--dry-run", "--from-gtid", ""}, e.args("earliest")...)...)
+	require.Equal(t, 0, res.code, res.stderr)
+	lines := strings.Count(strings.TrimSpace(res.stdout), "\n") + 1
+	assert.Equal(t, len(kept), lines, "replay --from-gtid \"\" prints the records of the oldest binlog on: %s", res.stdout)
+	assert.Contains(t, res.stderr, "purged and are gone")
+
+	r := startRouter(t, e.args("earliest", "--start", "earliest")...)
+	require.NoError(t, r.waitLog(ctxTimeout(t, 30*time.Second), "purged and are gone"))
+	assert.Contains(t, r.out.String(), newest, "the log names the oldest binlog")
+	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
+	got := c.read(len(kept), time.Minute)
+	got = append(got, c.quiet(time.Second)...)
+	assert.ElementsMatch(t, kept, recordIDs(got), "only the rows still in the binlog")
+	t.Logf("--start earliest after a purge: consumer read %d (%d purged before start)", len(got), len(purged))
+	require.Equal(t, 0, r.stop(20*time.Second))
+}

@@ -1,0 +1,479 @@
+package test
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
+)
+
+// xaSession runs statements on one connection and then drops it, so that
+// a prepared XA transaction is left detached from any session (as a
+// transaction manager leaves it) and can be committed from another.
+func (e *env) xaSession(t testing.TB, qs ...string) {
+	t.Helper()
+	ctx := t.Context()
+	c, err := e.db.Conn(ctx)
+	require.NoError(t, err)
+	defer func() {
+		_ = c.Raw(func(any) error { return driver.ErrBadConn }) // never back to the pool
+		_ = c.Close()
+	}()
+	for _, q := range qs {
+		// A prepared transaction becomes visible to other sessions once
+		// the server has ended the session that prepared it.
+		var err error
+		require.NoError(t, poll(10*time.Second, func() bool {
+			_, err = c.ExecContext(ctx, q)
+			return err == nil || !strings.Contains(err.Error(), "XAER_NOTA")
+		}), "%s: %v", q, err)
+		require.NoError(t, err, q)
+	}
+}
+
+// xaRows inserts n outbox rows of aggregate agg (sequence numbers 1..n)
+// in an XA transaction named xid, prepared or, with onePhase, committed
+// in one phase, and returns their event ids.
+func (e *env) xaRows(t testing.TB, xid, agg string, n int, onePhase bool) []string {
+	return e.xaRowsPadded(t, xid, agg, n, 200, onePhase)
+}
+
+// xaRowsPadded is xaRows with pad bytes of filler in each payload.
+func (e *env) xaRowsPadded(t testing.TB, xid, agg string, n, pad int, onePhase bool) []string {
+	t.Helper()
+	ctx := t.Context()
+	c, err := e.db.Conn(ctx)
+	require.NoError(t, err)
+	defer func() {
+		_ = c.Raw(func(any) error { return driver.ErrBadConn })
+		_ = c.Close()
+	}()
+	exec := func(q string, args ...any) {
+		_, err := c.ExecContext(ctx, q, args...)
+		require.NoError(t, err, q)
+	}
+	exec("XA START " + xid)
+	exec("INSERT INTO orders (customer, total) VALUES ('xa', 1)")
+	var ids []string
+	for done := 0; done < n; {
+		k := min(n-done, max(1, 1<<20/(pad+100)))
+		var sb strings.Builder
+		args := make([]any, 0, 3*k)
+		sb.WriteString("INSERT INTO outbox (event_id, aggregate_type, aggregate_id, event_type, payload) VALUES ")
+		for i := range k {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			id := uuid.NewString()
+			ids = append(ids, id)
+			sb.WriteString("(?, 'order', ?, 'XA', ?)")
+			args = append(args, id, agg, fmt.Sprintf(`{"seq":%d,"pad":"%s"}`, done+i+1, strings.Repeat("p", pad)))
+		}
+		exec(sb.String(), args...)
+		done += k
+	}
+	exec("XA END " + xid)
+	if onePhase {
+		exec("XA COMMIT " + xid + " ONE PHASE")
+	} else {
+		exec("XA PREPARE " + xid)
+	}
+	return ids
+}
+
+// countIDs is how often each id was read.
+func countIDs(c *collector, ids []string) (seen, dups int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		if n := c.ids[id]; n > 0 {
+			seen++
+			dups += n - 1
+		}
+	}
+	return seen, dups
+}
+
+// barrier commits an ordinary outbox row and waits until it is read: the
+// router has then handled everything the binlog holds before it.
+func (e *env) barrier(t testing.TB, c *collector, r *router) {
+	t.Helper()
+	ev := newEvent("barrier-"+uuid.NewString()[:8], "Barrier", `{"seq":1}`)
+	e.insertTx(ev)
+	eventually(t, time.Minute, "the barrier row", func() bool { return c.has(ev.ID) || !r.running() })
+	r.mustRun("barrier")
+}
+
+func (c *collector) has(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ids[id] > 0
+}
+
+// TestXATransactions: rows of an XA transaction are published at its
+// XA COMMIT, as rows of the committing transaction, and never when it is
+// rolled back; XA COMMIT ... ONE PHASE is an ordinary transaction; XA
+// transactions interleave with each other and with ordinary ones.
+func TestXATransactions(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	r := startRouter(t, e.args("xa")...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		eventually(t, time.Minute, what, func() bool { return cond() || !r.running() })
+		r.mustRun(what)
+	}
+
+	// Prepared: nothing until the commit.
+	committed := e.xaRows(t, "'xa-commit'", "xa-commit", 3, false)
+	e.barrier(t, col, r)
+	seen, _ := countIDs(col, committed)
+	assert.Equal(t, 0, seen, "rows of a prepared XA transaction published before its commit")
+	prepGTID := gtidPos(t, e.db)
+	e.xaSession(t, "XA COMMIT 'xa-commit'")
+	commitGTID := gtidPos(t, e.db)
+	wait("the committed XA rows", func() bool { n, _ := countIDs(col, committed); return n == 3 })
+
+	// Rolled back after prepare: never.
+	rolledBack := e.xaRows(t, "'xa-rollback','branch',7", "xa-rollback", 2, false)
+	e.xaSession(t, "XA ROLLBACK 'xa-rollback','branch',7")
+	e.barrier(t, col, r)
+
+	// One phase: an ordinary transaction.
+	onePhase := e.xaRows(t, "'xa-one'", "xa-one", 2, true)
+	wait("the one-phase XA rows", func() bool { n, _ := countIDs(col, onePhase); return n == 2 })
+
+	// Interleaved: two prepared, ordinary rows between, committed and
+	// rolled back in the other order, a binary XID.
+	a := e.xaRows(t, "X'00ff10'", "xa-a", 2, false)
+	b := e.xaRows(t, "'xa-b'", "xa-b", 2, false)
+	ordinary := newEvent("ordinary", "Ordinary", `{"seq":1}`)
+	e.insertTx(ordinary)
+	e.xaSession(t, "XA COMMIT 'xa-b'")
+	e.xaSession(t, "XA ROLLBACK X'00ff10'")
+	e.barrier(t, col, r)
+	wait("the interleaved rows", func() bool { n, _ := countIDs(col, b); return n == 2 && col.has(ordinary.ID) })
+
+	got := col.settle(t, time.Second)
+	for name, c := range map[string]struct {
+		ids  []string
+		want int
+	}{"committed": {committed, 3}, "rolled back": {rolledBack, 0}, "one phase": {onePhase, 2},
+		"interleaved committed": {b, 2}, "interleaved rolled back": {a, 0}} {
+		n, dups := countIDs(col, c.ids)
+		t.Logf("%s: %d of %d rows read, %d duplicates", name, n, len(c.ids), dups)
+		assert.Equal(t, c.want, n, name)
+		assert.Zero(t, dups, name)
+	}
+	// The committed rows carry the GTID of the XA COMMIT, not of the
+	// prepare.
+	for _, d := range got {
+		if d.ID == committed[0] {
+			assert.Equal(t, commitGTID, d.GTID, "binlog_gtid of a committed XA row (prepare was %s)", prepGTID)
+		}
+	}
+	want := committedRows(t, e.db)
+	v := checkDelivery(t, want, got, nil)
+	t.Logf("read_committed consumer: %s", v)
+	assert.Zero(t, v.Lost+v.Duplicated+v.Unknown+v.Disordered, v.String())
+	require.Equal(t, 0, r.stop(30*time.Second))
+	cp := loadCheckpointValue(t, e, "xa")
+	assert.Empty(t, cp.XAPrepared, "no XA transaction is still prepared")
+}
+
+// loadCheckpointValue returns the stored checkpoint.
+func loadCheckpointValue(t testing.TB, e *env, name string) *checkpoint.Checkpoint {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cp, err := checkpoint.Load(ctx, e.prefix+"_checkpoints", name, kafkaOpts(e)...)
+	require.NoError(t, err)
+	return cp
+}
+
+// TestXARestartBetweenPrepareAndCommit stops the router (SIGKILL and
+// SIGTERM) between XA PREPARE and XA COMMIT or ROLLBACK, with the commit
+// written while it is down or after it is back, and kills it at random
+// moments around XA COMMITs: each committed row is read exactly once,
+// rolled back rows never.
+func TestXARestartBetweenPrepareAndCommit(t *testing.T) {
+	rng := faultRand(t)
+	e := newEnv(t, envOpts{})
+	const name = "xa-restart"
+	r := startRouter(t, e.args(name)...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	caughtUp := func(what string) {
+		t.Helper()
+		pos := gtidPos(t, e.db)
+		eventually(t, time.Minute, what, func() bool {
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			cp, err := checkpoint.Load(ctx, e.prefix+"_checkpoints", name, kafkaOpts(e)...)
+			return err == nil && cp.GTIDSet == pos || !r.running()
+		})
+		r.mustRun(what)
+	}
+	var rolledBack, committed []string
+	kills := 0
+
+	// Prepared, checkpoint past the prepare, killed; committed while down.
+	e.xaRows(t, "'down-commit'", "down-commit", 5, false)
+	caughtUp("checkpoint past the prepare")
+	cp := loadCheckpointValue(t, e, name)
+	require.Len(t, cp.XAPrepared, 1, "the checkpoint carries the prepared transaction")
+	t.Logf("checkpoint %s carries %+v", cp.GTIDSet, cp.XAPrepared)
+	r.kill()
+	kills++
+	e.xaSession(t, "XA COMMIT 'down-commit'")
+	r.restart()
+
+	// Prepared, killed, restarted, then committed.
+	e.xaRows(t, "'up-commit'", "up-commit", 5, false)
+	caughtUp("checkpoint past the second prepare")
+	r.kill()
+	kills++
+	r.restart()
+	caughtUp("restarted")
+	e.xaSession(t, "XA COMMIT 'up-commit'")
+
+	// Prepared, stopped with SIGTERM, rolled back while down.
+	rolledBack = append(rolledBack, e.xaRows(t, "'down-rollback'", "down-rollback", 3, false)...)
+	caughtUp("checkpoint past the third prepare")
+	require.Equal(t, 0, r.stop(30*time.Second))
+	e.xaSession(t, "XA ROLLBACK 'down-rollback'")
+	r.restart()
+
+	// Killed at random moments while XA transactions prepare and commit.
+	for i := range byMode(4, 12) {
+		xid := fmt.Sprintf("'kill-%d'", i)
+		ids := e.xaRows(t, xid, fmt.Sprintf("kill-%d", i), 20+rng.IntN(200), false)
+		if rng.IntN(3) == 0 {
+			e.xaSession(t, "XA ROLLBACK "+xid)
+			rolledBack = append(rolledBack, ids...)
+		} else {
+			e.xaSession(t, "XA COMMIT "+xid)
+			committed = append(committed, ids...)
+		}
+		time.Sleep(randDur(rng, 0, 300*time.Millisecond)) // the moment of the kill is the point
+		r.kill()
+		kills++
+		r.restart()
+	}
+	caughtUp("the end")
+	// The outbox table is the truth, but one run read none of the rows of
+	// XA transactions committed from another session there although the
+	// binlog had their commits (and the consumer had read them): wait for
+	// them, and say how long it took.
+	visible := time.Now()
+	eventually(t, 30*time.Second, "every committed XA row visible in the outbox table", func() bool {
+		rows := committedRows(t, e.db)
+		for _, id := range committed {
+			if _, ok := rows[id]; !ok {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("committed XA rows visible in the outbox table after %s", time.Since(visible).Round(time.Millisecond))
+	want := committedRows(t, e.db)
+	col.waitAll(t, want, time.Minute)
+	require.Equal(t, 0, r.stop(30*time.Second))
+	got := col.settle(t, time.Second)
+	v := checkDelivery(t, want, got, nil)
+	t.Logf("%d kills; read_committed consumer: %s", kills, v)
+	assert.Zero(t, v.Lost+v.Duplicated+v.Unknown+v.Disordered, v.String())
+	seen, _ := countIDs(col, rolledBack)
+	assert.Zero(t, seen, "rows of rolled back XA transactions")
+	assert.Empty(t, loadCheckpointValue(t, e, name).XAPrepared)
+}
+
+// TestXALargePrepared commits a prepared XA transaction of 20,000 rows
+// and 150 MiB of payloads, after one a tenth of its size: the rows are
+// read again from the binlog and streamed, never held in memory, so the
+// router's peak RSS while committing the large one is about that of the
+// small one (the race detector multiplies memory, so a fixed limit alone
+// would not tell), and below the fault tests' limit.
+func TestXALargePrepared(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode: large XA transaction")
+	}
+	e := newEnv(t, envOpts{})
+	// A small event cache (with 1 MiB statements it bounds the parsed
+	// events of both dump connections to a few MiB) and a lower soft
+	// memory limit, so that the collector's slack does not hide growth.
+	r := startRouter(t, e.args("xa-large", "--event-cache", "4", "--memory-limit", fmt.Sprint(48<<20))...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	const n, payloadMiB = 20000, 150
+	pad := payloadMiB << 20 / n
+	commit := func(xid string, rows int) float64 {
+		t.Helper()
+		ids := e.xaRowsPadded(t, "'"+xid+"'", xid, rows, pad, false)
+		e.barrier(t, col, r)
+		rss := sampleRSS(r.pid())
+		e.xaSession(t, "XA COMMIT '"+xid+"'")
+		eventually(t, 3*time.Minute, "the rows of "+xid, func() bool { s, _ := countIDs(col, ids); return s == rows || !r.running() })
+		peak := rss.stop()
+		seen, dups := countIDs(col, ids)
+		t.Logf("%s: %d of %d rows (%d MiB of payloads) read, %d duplicates; router peak RSS while committing %.0f MiB",
+			xid, seen, rows, rows*pad>>20, dups, peak)
+		assert.Equal(t, rows, seen)
+		assert.Zero(t, dups)
+		return peak
+	}
+	small := commit("small", n/10)
+	large := commit("large", n)
+	assert.Less(t, large-small, float64(payloadMiB)/3, "memory grew with the prepared transaction: %.0f MiB for a tenth, %.0f MiB for all", small, large)
+	assert.Less(t, large, rssLimitMB(), "memory bounded by configuration")
+	require.Equal(t, 0, r.stop(30*time.Second))
+}
+
+// TestXAPreparedBinlogPurged purges the binlog holding a prepare group
+// before its commit: the router stops with exit code 3 and an error naming
+// the XID, and publishes neither its rows nor anything after it.
+func TestXAPreparedBinlogPurged(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	const name = "xa-purged"
+	r := startRouter(t, e.args(name)...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	ids := e.xaRows(t, "'order-42'", "purged", 4, false)
+	e.barrier(t, col, r)
+	require.Equal(t, 0, r.stop(30*time.Second))
+	cp := loadCheckpointValue(t, e, name)
+	require.Len(t, cp.XAPrepared, 1)
+
+	e.exec("FLUSH BINARY LOGS")
+	var newest string
+	require.NoError(t, e.db.QueryRow("SHOW MASTER STATUS").Scan(&newest, new(any), new(any), new(any)))
+	eventually(t, 30*time.Second, "the stopped router's dump thread to end", func() bool {
+		var n int
+		return e.db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'").Scan(&n) == nil && n == 0
+	})
+	eventually(t, 30*time.Second, "purging the binlogs before "+newest, func() bool {
+		e.exec(fmt.Sprintf("PURGE BINARY LOGS TO '%s'", newest))
+		var oldest string
+		require.NoError(t, e.db.QueryRow("SHOW BINARY LOGS").Scan(&oldest, new(any)))
+		return oldest == newest
+	})
+	e.xaSession(t, "XA COMMIT 'order-42'")
+	after := newEvent("after", "After", `{"seq":1}`)
+	e.insertTx(after)
+
+	r.restart()
+	code := r.wait(time.Minute)
+	var stopLine string
+	for _, line := range strings.Split(r.out.String(), "\n") {
+		if strings.Contains(line, "binlog-router stopped") {
+			stopLine = line
+		}
+	}
+	t.Logf("exit code %d; router's last words: %s", code, stopLine)
+	assert.Equal(t, 3, code, "exit code for a purged binlog")
+	assert.Contains(t, stopLine, "XA transaction 'order-42'", "the error names the XID")
+	assert.Contains(t, stopLine, cp.XAPrepared[0].BinlogFile, "the error names the purged binlog")
+	got := col.settle(t, time.Second)
+	seen, _ := countIDs(col, ids)
+	assert.Zero(t, seen, "rows of the purged prepare group")
+	assert.False(t, col.has(after.ID), "nothing after the commit is published")
+	t.Logf("read_committed consumer read %d records (the barrier only)", len(got))
+}
+
+// TestXACommitOfUnknownPrepare starts a router with --start latest while
+// an XA transaction is prepared: its prepare group lies before the start
+// position, so at its XA COMMIT the router cannot know its rows. It stops
+// with an error naming the XID (exit code 1) instead of guessing, and
+// publishes nothing from the commit on.
+func TestXACommitOfUnknownPrepare(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ids := e.xaRows(t, "'before-start'", "before", 2, false)
+	r := startRouter(t, e.args("xa-unknown", "--start", "latest")...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	// The start position is read when the router starts streaming.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	require.NoError(t, r.waitLog(ctx, "no checkpoint stored; starting"))
+	e.barrier(t, col, r)
+	e.xaSession(t, "XA COMMIT 'before-start'")
+	after := newEvent("after", "After", `{"seq":1}`)
+	e.insertTx(after)
+	code := r.wait(time.Minute)
+	var stopLine string
+	for _, line := range strings.Split(r.out.String(), "\n") {
+		if strings.Contains(line, "binlog-router stopped") {
+			stopLine = line
+		}
+	}
+	t.Logf("exit code %d; router's last words: %s", code, stopLine)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stopLine, "XA transaction 'before-start'")
+	assert.Contains(t, stopLine, "prepared before the start position")
+	got := col.settle(t, time.Second)
+	seen, _ := countIDs(col, ids)
+	assert.Zero(t, seen)
+	assert.False(t, col.has(after.ID), "nothing after the commit is published")
+	t.Logf("read_committed consumer read %d records (the barrier only)", len(got))
+}
+
+// TestXAConnectionsCutDuringReread cuts the binlog dump connections (the
+// main one and the one reading a prepare group again) with KILL while a
+// large XA COMMIT is being published: the same router process reconnects,
+// reads the commit again, skips the rows it handed over, and each row is
+// read exactly once.
+func TestXAConnectionsCutDuringReread(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode: large XA transaction")
+	}
+	e := newEnv(t, envOpts{})
+	r := startRouter(t, e.args("xa-cut", "--max-buffered-records", "500")...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	const n = 30000
+	ids := e.xaRows(t, "'cut'", "cut", n, false)
+	e.barrier(t, col, r)
+	e.xaSession(t, "XA COMMIT 'cut'")
+	kills := 0
+	for kills < 3 {
+		seen, _ := countIDs(col, ids)
+		if seen == n {
+			break
+		}
+		var dumps []int64
+		rows, err := e.db.Query("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'")
+		require.NoError(t, err)
+		for rows.Next() {
+			var id int64
+			require.NoError(t, rows.Scan(&id))
+			dumps = append(dumps, id)
+		}
+		require.NoError(t, rows.Close())
+		if len(dumps) < 2 {
+			continue // the reread connection is not up (yet, or again)
+		}
+		for _, id := range dumps {
+			_, _ = e.db.Exec(fmt.Sprintf("KILL CONNECTION %d", id))
+		}
+		kills++
+		t.Logf("cut %d dump connections (%d of %d rows read so far)", len(dumps), seen, n)
+		// The reread is repeated on a new connection (or it is over).
+		eventually(t, time.Minute, "the reread again after the cut", func() bool {
+			var k int
+			_ = e.db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'").Scan(&k)
+			s, _ := countIDs(col, ids)
+			return k >= 2 || s == n || !r.running()
+		})
+		r.mustRun("after cutting the dump connections")
+	}
+	eventually(t, 3*time.Minute, "the XA rows", func() bool { s, _ := countIDs(col, ids); return s == n || !r.running() })
+	require.Equal(t, 0, r.stop(30*time.Second))
+	want := committedRows(t, e.db)
+	v := checkDelivery(t, want, col.settle(t, time.Second), nil)
+	t.Logf("%d cuts during the reread; read_committed consumer: %s; reconnects logged %d", kills, v, r.logCount("reconnecting"))
+	assert.Positive(t, kills, "no cut landed during the reread")
+	assert.Zero(t, v.Lost+v.Duplicated+v.Unknown+v.Disordered, v.String())
+}
