@@ -106,7 +106,17 @@ func (a Activity) InTransaction() bool {
 // not an error.
 func DescribeActivity(ctx context.Context, adm *kadm.Client, group, transactionalID string) (Activity, error) {
 	var a Activity
-	groups, err := adm.DescribeGroups(ctx, group)
+	var groups kadm.DescribedGroups
+	err := retryCoordinator(ctx, func() error {
+		var err error
+		groups, err = adm.DescribeGroups(ctx, group)
+		if err == nil {
+			if g, ok := groups[group]; ok && g.Err != nil && kerr.IsRetriable(g.Err) {
+				err = g.Err
+			}
+		}
+		return err
+	})
 	if err != nil {
 		return a, fmt.Errorf("describing consumer group %q: %w", group, err)
 	}
@@ -118,7 +128,17 @@ func DescribeActivity(ctx context.Context, adm *kadm.Client, group, transactiona
 			a.Members = append(a.Members, m.ClientID+"@"+m.ClientHost)
 		}
 	}
-	txns, err := adm.DescribeTransactions(ctx, transactionalID)
+	var txns kadm.DescribedTransactions
+	err = retryCoordinator(ctx, func() error {
+		var err error
+		txns, err = adm.DescribeTransactions(ctx, transactionalID)
+		if err == nil {
+			if t, ok := txns[transactionalID]; ok && t.Err != nil && kerr.IsRetriable(t.Err) {
+				err = t.Err
+			}
+		}
+		return err
+	})
 	if err != nil && !errors.Is(err, kerr.TransactionalIDNotFound) {
 		return a, fmt.Errorf("describing transactional id %q: %w", transactionalID, err)
 	}
@@ -183,4 +203,29 @@ func queryReplicas(ctx context.Context, db *sql.DB, query string, serverID uint3
 		}
 	}
 	return hosts, rows.Err()
+}
+
+// coordinatorWait bounds how long a describe call waits for a coordinator
+// that is not available yet: a fresh Apache Kafka broker loads its group and
+// transaction coordinators lazily and answers COORDINATOR_NOT_AVAILABLE or
+// COORDINATOR_LOAD_IN_PROGRESS meanwhile.
+const coordinatorWait = 30 * time.Second
+
+// retryCoordinator calls fn until it returns nil or an error that Kafka
+// does not mark retriable, for at most coordinatorWait.
+func retryCoordinator(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(coordinatorWait)
+	backoff := 100 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil || !kerr.IsRetriable(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return err
+		}
+		backoff = min(2*backoff, time.Second)
+	}
 }
