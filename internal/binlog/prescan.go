@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/binlog-router/binlog-router/internal/gtid"
-	"github.com/binlog-router/binlog-router/internal/logging"
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
@@ -145,25 +143,15 @@ type ddlMark struct {
 // table, the last statement that names it. Row events are not decoded.
 func (r *Reader) scanDDL(ctx context.Context, from *gtid.Set, until Position) (map[string]ddlMark, error) {
 	found := map[string]ddlMark{}
-	host, portText, err := net.SplitHostPort(r.cfg.Addr)
-	if err != nil {
-		return nil, err
-	}
-	port, err := strconv.ParseUint(portText, 10, 16)
-	if err != nil {
-		return nil, err
-	}
 	start, err := gomysql.ParseGTIDSet(string(r.server.Flavor), from.String())
 	if err != nil {
 		return nil, err
 	}
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID: r.cfg.ServerID, Flavor: string(r.server.Flavor), Host: host, Port: uint16(port),
-		User: r.cfg.User, Password: r.cfg.Password, TLSConfig: r.cfg.TLS, Charset: "utf8mb4",
-		HeartbeatPeriod: r.cfg.Heartbeat, DisableRetrySync: true, DiscardGTIDSet: true,
-		EventCacheCount: r.cfg.EventCache, Logger: logging.Slog(r.cfg.Logger, "go-mysql"),
-		RowsEventDecodeFunc: func(*replication.RowsEvent, []byte) error { return nil },
-	})
+	cfg, err := r.syncerConfig(r.cfg.ServerID, func(*replication.RowsEvent, []byte) error { return nil })
+	if err != nil {
+		return nil, err
+	}
+	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 	streamer, err := syncer.StartSyncGTID(start)
 	if err != nil {

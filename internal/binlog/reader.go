@@ -222,39 +222,18 @@ func (e *sessionError) Error() string { return e.err.Error() }
 // session runs one replication connection until it fails. progressed
 // reports whether any event arrived (the connection worked).
 func (r *Reader) session(ctx context.Context, from *gtid.Set, s *stream) (progressed bool, err error) {
-	host, portText, err := net.SplitHostPort(r.cfg.Addr)
-	if err != nil {
-		return false, &sessionError{fmt.Errorf("invalid server address %q: %w", r.cfg.Addr, err)}
-	}
-	port, err := strconv.ParseUint(portText, 10, 16)
-	if err != nil {
-		return false, &sessionError{fmt.Errorf("invalid port in %q: %w", r.cfg.Addr, err)}
-	}
 	start, err := gomysql.ParseGTIDSet(string(r.server.Flavor), from.String())
 	if err != nil {
 		return false, &sessionError{fmt.Errorf("start position %q: %w", from.String(), err)}
 	}
 	outbox, rows := r.outbox, s.rows
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID:              r.cfg.ServerID,
-		Flavor:                string(r.server.Flavor),
-		Host:                  host,
-		Port:                  uint16(port),
-		User:                  r.cfg.User,
-		Password:              r.cfg.Password,
-		TLSConfig:             r.cfg.TLS,
-		Charset:               "utf8mb4",
-		ParseTime:             true,
-		RenderJSONAsMySQLText: true,
-		HeartbeatPeriod:       r.cfg.Heartbeat,
-		DisableRetrySync:      true,
-		DiscardGTIDSet:        true,
-		EventCacheCount:       r.cfg.EventCache,
-		Logger:                logging.Slog(r.cfg.Logger, "go-mysql"),
-		RowsEventDecodeFunc: func(e *replication.RowsEvent, data []byte) error {
-			return decodeOutboxRows(outbox, rows, e, data)
-		},
+	cfg, err := r.syncerConfig(r.cfg.ServerID, func(e *replication.RowsEvent, data []byte) error {
+		return decodeOutboxRows(outbox, rows, e, data)
 	})
+	if err != nil {
+		return false, &sessionError{err}
+	}
+	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 	streamer, err := syncer.StartSyncGTID(start)
 	if err != nil {
@@ -333,4 +312,36 @@ func (w *watchdog) stop() {
 
 func (r *Reader) columnSource(ctx context.Context, database, table string) ([]string, error) {
 	return schema.TableColumns(ctx, r.db, database, table)
+}
+
+// syncerConfig is the go-mysql replication client configuration of every
+// dump connection the reader opens: serverID is the replica id it presents,
+// decode the rows-event decoder (outbox rows left undecoded, others skipped).
+func (r *Reader) syncerConfig(serverID uint32, decode func(*replication.RowsEvent, []byte) error) (replication.BinlogSyncerConfig, error) {
+	host, portText, err := net.SplitHostPort(r.cfg.Addr)
+	if err != nil {
+		return replication.BinlogSyncerConfig{}, fmt.Errorf("invalid server address %q: %w", r.cfg.Addr, err)
+	}
+	port, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil {
+		return replication.BinlogSyncerConfig{}, fmt.Errorf("invalid port in %q: %w", r.cfg.Addr, err)
+	}
+	return replication.BinlogSyncerConfig{
+		ServerID:              serverID,
+		Flavor:                string(r.server.Flavor),
+		Host:                  host,
+		Port:                  uint16(port),
+		User:                  r.cfg.User,
+		Password:              r.cfg.Password,
+		TLSConfig:             r.cfg.TLS,
+		Charset:               "utf8mb4",
+		ParseTime:             true,
+		RenderJSONAsMySQLText: true,
+		HeartbeatPeriod:       r.cfg.Heartbeat,
+		DisableRetrySync:      true,
+		DiscardGTIDSet:        true,
+		EventCacheCount:       r.cfg.EventCache,
+		Logger:                logging.Slog(r.cfg.Logger, "go-mysql"),
+		RowsEventDecodeFunc:   decode,
+	}, nil
 }

@@ -6,15 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"slices"
-	"strconv"
 	"strings"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
-
-	"github.com/binlog-router/binlog-router/internal/logging"
 )
 
 // PreparedXA is an XA transaction whose PREPARE is in the binlog and whose
@@ -276,33 +272,16 @@ func (e *connLost) Unwrap() error { return e.err }
 // replication connection with its own server id (a replica id the server
 // already serves would drop the main connection).
 func (r *Reader) reread(ctx context.Context, file string, pos uint32, rows *undecoded, fn func(*replication.BinlogEvent) error) error {
-	host, portText, err := net.SplitHostPort(r.cfg.Addr)
-	if err != nil {
-		return err
-	}
-	port, err := strconv.ParseUint(portText, 10, 16)
-	if err != nil {
-		return err
-	}
 	outbox := r.outbox
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID:              rereadServerID(),
-		Flavor:                string(r.server.Flavor),
-		Host:                  host,
-		Port:                  uint16(port),
-		User:                  r.cfg.User,
-		Password:              r.cfg.Password,
-		TLSConfig:             r.cfg.TLS,
-		Charset:               "utf8mb4",
-		ParseTime:             true,
-		RenderJSONAsMySQLText: true,
-		DisableRetrySync:      true,
-		EventCacheCount:       r.cfg.EventCache,
-		Logger:                logging.Slog(r.cfg.Logger, "go-mysql"),
-		RowsEventDecodeFunc: func(e *replication.RowsEvent, data []byte) error {
-			return decodeOutboxRows(outbox, rows, e, data)
-		},
+	cfg, err := r.syncerConfig(rereadServerID(), func(e *replication.RowsEvent, data []byte) error {
+		return decodeOutboxRows(outbox, rows, e, data)
 	})
+	if err != nil {
+		return err
+	}
+	// A reread reads past events until it returns: no heartbeats.
+	cfg.HeartbeatPeriod, cfg.DiscardGTIDSet = 0, false
+	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 	streamer, err := syncer.StartSync(gomysql.Position{Name: file, Pos: pos})
 	if err != nil {
