@@ -115,17 +115,7 @@ func startApacheOnce(ctx context.Context, cfg ApacheKafkaConfig, java, jars stri
 		k.Close()
 		return nil, err
 	}
-	errs := make([]error, len(k.nodes))
-	var wg sync.WaitGroup
-	for i := range k.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = k.StartNode(ctx, i)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := k.startAll(ctx); err != nil {
 		k.Close()
 		return nil, err
 	}

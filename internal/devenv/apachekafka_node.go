@@ -145,17 +145,7 @@ func (k *ApacheKafka) Restart(ctx context.Context, kill bool) error {
 			return err
 		}
 	}
-	errs := make([]error, len(k.nodes))
-	var wg sync.WaitGroup
-	for i := range k.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = k.StartNode(ctx, i)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := k.startAll(ctx); err != nil {
 		return err
 	}
 	return k.waitBrokers(ctx, len(k.nodes))
@@ -284,4 +274,16 @@ func (k *ApacheKafka) waitBrokers(ctx context.Context, want int) error {
 // e.g. after a node is restarted.
 func (k *ApacheKafka) WaitBrokers(ctx context.Context, want int) error {
 	return k.waitBrokers(ctx, want)
+}
+
+// startAll starts every node at once: a KRaft quorum forms only when a
+// majority of its voters is up, so nodes started one by one would each wait.
+func (k *ApacheKafka) startAll(ctx context.Context) error {
+	errs := make([]error, len(k.nodes))
+	var wg sync.WaitGroup
+	for i := range k.nodes {
+		wg.Go(func() { errs[i] = k.StartNode(ctx, i) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
