@@ -28,7 +28,7 @@ kafka-jars: ## fetch Apache Kafka's jars from Maven Central into the user cache 
 
 test-apache: kafka-jars ## the Kafka-side suites again on a private Apache Kafka (needs java and mvn)
 	BINLOG_ROUTER_TEST_BROKER=apache BINLOG_ROUTER_KAFKA_VERSION=$(KAFKA_VERSION) \
-		$(GO) test -race -count=1 -timeout 40m -run '$(APACHE_TESTS)' ./test/
+		$(GO) test -race -count=1 -timeout 40m -p 1 -run '$(APACHE_TESTS)|^TestApacheKafka' ./internal/devenv/ ./test/
 
 test-short: ## unit tests only (no servers)
 	$(GO) test -short -count=1 $(PKGS)
