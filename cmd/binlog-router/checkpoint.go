@@ -71,13 +71,20 @@ func cmdCheckpoint(ctx context.Context, args []string) int {
 	return exitUsage
 }
 
+// checkpointCommands are the checkpoint subcommands, for their flags.
+var checkpointCommands = map[string]config.Command{
+	"show":  config.CmdCheckpointShow,
+	"set":   config.CmdCheckpointSet,
+	"reset": config.CmdCheckpointReset,
+}
+
 func checkpointFlags(cfg *config.Config, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("checkpoint "+name, flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), checkpointUsage)
 		fs.PrintDefaults()
 	}
-	registerRunFlags(cfg, fs, nil)
+	cfg.Register(fs, checkpointCommands[name])
 	return fs
 }
 
@@ -107,26 +114,13 @@ func printCheckpoint(cp *checkpoint.Checkpoint) int {
 	return exitOK
 }
 
-// writeFlags are the flags of set and reset beyond the connection's.
-type writeFlags struct {
-	gtid     optionalString
-	debezium optionalString
-	force    bool
-}
-
 func checkpointWrite(ctx context.Context, verb string, args []string) int {
 	cfg := config.Default()
 	fs := checkpointFlags(&cfg, verb)
-	var wf writeFlags
-	if verb == "set" {
-		fs.Var(&wf.gtid, "gtid", "GTID set to store, in the source server's syntax")
-		fs.Var(&wf.debezium, "from-debezium-offset", "store the gtids of this Debezium connector offset (JSON)")
-	}
-	fs.BoolVar(&wf.force, "force", false, "skip the check that no router of this name is running")
 	if err := parse(fs, args); err != nil {
 		return usageError(err)
 	}
-	text, err := wf.target(verb)
+	text, err := target(&cfg.Checkpoint, verb)
 	if err != nil {
 		return usageError(err)
 	}
@@ -137,7 +131,7 @@ func checkpointWrite(ctx context.Context, verb string, args []string) int {
 	if err := cfg.ValidateConnection(); err != nil {
 		return usageError(err)
 	}
-	if err := writeCheckpoint(ctx, &cfg, verb, text, wf.force, log); err != nil {
+	if err := writeCheckpoint(ctx, &cfg, verb, text, cfg.Checkpoint.Force, log); err != nil {
 		fmt.Fprintf(os.Stderr, "binlog-router checkpoint %s: %v\n", verb, err)
 		if isUsage(err) {
 			return exitUsage
@@ -148,17 +142,17 @@ func checkpointWrite(ctx context.Context, verb string, args []string) int {
 }
 
 // target returns the GTID text to store ("" for reset).
-func (wf *writeFlags) target(verb string) (string, error) {
+func target(f *config.CheckpointFlags, verb string) (string, error) {
 	if verb == "reset" {
 		return "", nil
 	}
 	switch {
-	case wf.gtid.set && wf.debezium.set:
+	case f.GTID.Given && f.DebeziumOffset.Given:
 		return "", errors.New("give --gtid or --from-debezium-offset, not both")
-	case wf.gtid.set:
-		return wf.gtid.v, nil
-	case wf.debezium.set:
-		o, err := checkpoint.ParseDebeziumOffset(wf.debezium.v)
+	case f.GTID.Given:
+		return f.GTID.Value, nil
+	case f.DebeziumOffset.Given:
+		o, err := checkpoint.ParseDebeziumOffset(f.DebeziumOffset.Value)
 		return o.GTIDs, err
 	}
 	return "", errors.New("checkpoint set needs --gtid SET or --from-debezium-offset JSON")

@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -58,38 +56,6 @@ A summary line goes to stderr. Exit status: 0 done, 1 error, 2 usage
 Flags:
 `
 
-// runOnlyFlags are the flags of "run" that replay accepts, so that the
-// router's command line can be reused, and ignores.
-var runOnlyFlags = []string{"start", "delivery", "commit-interval", "idle-checkpoint", "shutdown-timeout",
-	"on-invalid", "dead-letter-topic", "metrics-addr", "ha", "ha-session-timeout", "checkpoint-topic", "server-id"}
-
-// registerRunFlags registers on fs every flag of "run"; they fill cfg
-// exactly as for "run" (flag, BINLOG_ROUTER_* variable, default), so an
-// operator command given the router's command line or environment sees
-// the router's configuration. The usage of the flags in ignored says that
-// the command does not use them.
-func registerRunFlags(cfg *config.Config, fs *flag.FlagSet, ignored []string) {
-	all := flag.NewFlagSet("run", flag.ContinueOnError)
-	cfg.RegisterRun(all)
-	all.VisitAll(func(f *flag.Flag) {
-		usage := f.Usage
-		if slices.Contains(ignored, f.Name) {
-			usage = "(a flag of run, ignored here) " + usage
-		}
-		fs.Var(f.Value, f.Name, usage)
-	})
-}
-
-// replayFlags are the flags of replay beyond the router's.
-type replayFlags struct {
-	from, to         optionalString
-	fromTime, toTime optionalTime
-	prefix           string
-	dryRun           bool
-	txnID            string
-	serverID         uint
-}
-
 func cmdReplay(ctx context.Context, args []string) int {
 	cfg := config.Default()
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
@@ -97,30 +63,22 @@ func cmdReplay(ctx context.Context, args []string) int {
 		fmt.Fprint(fs.Output(), replayUsage)
 		fs.PrintDefaults()
 	}
-	registerRunFlags(&cfg, fs, runOnlyFlags)
-	var rf replayFlags
-	fs.Var(&rf.from, "from-gtid", "start after the transactions in this GTID set (\"\" = the oldest binlog)")
-	fs.Var(&rf.fromTime, "from-time", "skip transactions committed before this time (RFC3339)")
-	fs.Var(&rf.to, "to-gtid", "end after the last transaction contained in this GTID set")
-	fs.Var(&rf.toTime, "to-time", "end at the first transaction committed after this time (RFC3339)")
-	fs.StringVar(&rf.prefix, "topic-prefix", "", "prepend this to every topic")
-	fs.BoolVar(&rf.dryRun, "dry-run", false, "print one JSON line per record on stdout; produce nothing")
-	fs.StringVar(&rf.txnID, "transactional-id", "", "Kafka transactional id of the replay (default binlog-router-replay-<name>-<random>)")
-	fs.UintVar(&rf.serverID, "replay-server-id", 0, "replica server id of the replay's binlog connection (default random in 2^31..2^32-2); not the router's --server-id")
+	cfg.Register(fs, config.CmdReplay)
 	if err := parse(fs, args); err != nil {
 		return usageError(err)
 	}
-	if !rf.from.set && !rf.fromTime.set {
+	rf := &cfg.Replay
+	if !rf.FromGTID.Given && !rf.FromTime.Given {
 		return usageError(errors.New("replay needs --from-gtid SET or --from-time T (--from-gtid \"\" starts at the oldest binlog)"))
 	}
 	// Never the router's id: the server drops one of two binlog
 	// connections with the same replica id.
-	cfg.ServerID = rf.serverID
+	cfg.ServerID = rf.ServerID
 	if cfg.ServerID == 0 {
 		cfg.ServerID = uint(randomServerID())
 	}
-	if rf.txnID == "" {
-		rf.txnID = "binlog-router-replay-" + cfg.Name + "-" + randomHex(4)
+	if rf.TransactionalID == "" {
+		rf.TransactionalID = "binlog-router-replay-" + cfg.Name + "-" + randomHex(4)
 	}
 	log, err := logging.Stderr(logging.Format(cfg.LogFormat), cfg.LogLevel)
 	if err != nil {
@@ -130,9 +88,9 @@ func cmdReplay(ctx context.Context, args []string) int {
 		fmt.Fprintln(os.Stderr, "binlog-router replay:", err)
 		return exitUsage
 	}
-	sum, err := runReplay(ctx, &cfg, &rf, log)
+	sum, err := runReplay(ctx, &cfg, log)
 	if sum.Started {
-		fmt.Fprintln(os.Stderr, summaryLine(sum, rf.prefix))
+		fmt.Fprintln(os.Stderr, summaryLine(sum, rf.TopicPrefix))
 	}
 	if err == nil {
 		return exitOK
@@ -144,7 +102,8 @@ func cmdReplay(ctx context.Context, args []string) int {
 	return exitCode(err)
 }
 
-func runReplay(ctx context.Context, cfg *config.Config, rf *replayFlags, log zerolog.Logger) (replay.Summary, error) {
+func runReplay(ctx context.Context, cfg *config.Config, log zerolog.Logger) (replay.Summary, error) {
+	rf := &cfg.Replay
 	reader, err := binlog.Open(ctx, cfg.ReaderConfig(log, &observer{log: log}))
 	if err != nil {
 		return replay.Summary{}, err
@@ -152,14 +111,14 @@ func runReplay(ctx context.Context, cfg *config.Config, rf *replayFlags, log zer
 	defer reader.Close()
 	server := reader.Server()
 	rc := replay.Config{
-		FromTime:           rf.fromTime.t,
-		ToTime:             rf.toTime.t,
+		FromTime:           rf.FromTime.Time,
+		ToTime:             rf.ToTime.Time,
 		Route:              cfg.RouteConfig(),
-		TopicPrefix:        rf.prefix,
-		DryRun:             rf.dryRun,
+		TopicPrefix:        rf.TopicPrefix,
+		DryRun:             rf.DryRun,
 		Out:                os.Stdout,
 		Kafka:              cfg.KafkaOpts(),
-		TransactionalID:    rf.txnID,
+		TransactionalID:    rf.TransactionalID,
 		CommitRecords:      cfg.CommitRecords,
 		TransactionTimeout: cfg.TransactionTimeout,
 		MaxBufferedRecords: cfg.MaxBufferedRecords,
@@ -168,21 +127,21 @@ func runReplay(ctx context.Context, cfg *config.Config, rf *replayFlags, log zer
 		AutoCreateTopics:   cfg.AutoCreateTopics,
 		Logger:             log,
 	}
-	if rf.from.set && strings.TrimSpace(rf.from.v) != "" {
-		if rc.From, err = gtid.Parse(server.Flavor, rf.from.v); err != nil {
+	if rf.FromGTID.Given && strings.TrimSpace(rf.FromGTID.Value) != "" {
+		if rc.From, err = gtid.Parse(server.Flavor, rf.FromGTID.Value); err != nil {
 			return replay.Summary{}, &refusedSetError{fmt.Errorf("--from-gtid: %w", err)}
 		}
 	} else if rc.From, err = relay.StartAt(ctx, "earliest", reader, log); err != nil {
 		// The oldest binlog the server has, as --start earliest.
 		return replay.Summary{}, fmt.Errorf("--from-gtid \"\": %w", err)
 	}
-	if rf.to.set {
-		if rc.To, err = gtid.Parse(server.Flavor, rf.to.v); err != nil {
+	if rf.ToGTID.Given {
+		if rc.To, err = gtid.Parse(server.Flavor, rf.ToGTID.Value); err != nil {
 			return replay.Summary{}, &refusedSetError{fmt.Errorf("--to-gtid: %w", err)}
 		}
 	}
-	log.Info().Str("from", rc.From.String()).Str("transactional_id", rf.txnID).Bool("dry_run", rf.dryRun).
-		Str("topic_prefix", rf.prefix).Msg("replay starting")
+	log.Info().Str("from", rc.From.String()).Str("transactional_id", rf.TransactionalID).Bool("dry_run", rf.DryRun).
+		Str("topic_prefix", rf.TopicPrefix).Msg("replay starting")
 	return replay.Run(ctx, rc, reader)
 }
 
@@ -211,39 +170,4 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = crand.Read(b) // never fails (crypto/rand.Read panics rather than return an error)
 	return hex.EncodeToString(b)
-}
-
-// optionalString is a string flag that knows whether it was given, so
-// that "" can be a value.
-type optionalString struct {
-	v   string
-	set bool
-}
-
-func (o *optionalString) String() string { return o.v }
-func (o *optionalString) Set(v string) error {
-	o.v, o.set = v, true
-	return nil
-}
-
-// optionalTime is an RFC3339 time flag.
-type optionalTime struct {
-	t   time.Time
-	set bool
-}
-
-func (o *optionalTime) String() string {
-	if !o.set {
-		return ""
-	}
-	return o.t.Format(time.RFC3339Nano)
-}
-
-func (o *optionalTime) Set(v string) error {
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return fmt.Errorf("want RFC3339, e.g. 2024-05-01T12:00:00Z: %w", err)
-	}
-	o.t, o.set = t, true
-	return nil
 }

@@ -32,7 +32,7 @@ func init() { commands["run"] = cmdRun }
 func cmdRun(ctx context.Context, args []string) int {
 	cfg := config.Default()
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	cfg.RegisterRun(fs)
+	cfg.Register(fs, config.CmdRun)
 	if err := parse(fs, args); err != nil {
 		return usageError(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/binlog-router/binlog-router/internal/config"
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
@@ -13,18 +14,17 @@ func init() {
 }
 
 func cmdSchema(args []string) int {
+	cfg := config.Default()
 	fs := flag.NewFlagSet("schema", flag.ContinueOnError)
-	flavor := fs.String("flavor", "mysql", "mysql or mariadb")
-	preset := fs.String("preset", "default", "default or debezium")
-	table := fs.String("table", "outbox", "table name, optionally db.table")
+	cfg.Register(fs, config.CmdSchema)
 	if err := parse(fs, args); err != nil {
 		return usageError(err)
 	}
-	p, err := schema.PresetByName(*preset)
+	p, err := schema.PresetByName(cfg.Preset)
 	if err != nil {
 		return usageError(err)
 	}
-	ddl, err := schema.DDL(*flavor, *table, p.Columns)
+	ddl, err := schema.DDL(cfg.Schema.Flavor, cfg.Schema.Table, p.Columns)
 	if err != nil {
 		return usageError(err)
 	}

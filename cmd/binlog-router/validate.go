@@ -24,7 +24,7 @@ func cmdValidate(ctx context.Context, args []string) int {
 		fmt.Fprintln(fs.Output(), "usage: binlog-router validate [the flags of run]\n\nChecks the server, the outbox tables, Kafka and the checkpoint, and prints how to fix each problem.")
 		fs.PrintDefaults()
 	}
-	cfg.RegisterRun(fs)
+	cfg.Register(fs, config.CmdValidate)
 	if err := parse(fs, args); err != nil {
 		return usageError(err)
 	}

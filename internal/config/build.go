@@ -13,10 +13,13 @@ import (
 	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
-// KafkaOpts are the connection options of every Kafka client: brokers,
-// TLS and SASL. Call after Validate or ValidateConnection; if the TLS or
-// SASL settings are invalid, every connection fails with that error
-// rather than fall back to plain, unauthenticated TCP.
+// KafkaOpts are the options of every Kafka client: the seed brokers
+// (--kafka-brokers), client id "binlog-router", the producer's record
+// batch compression (--compression), and TLS and SASL. Call after
+// Validate or ValidateConnection; if the TLS or SASL settings are
+// invalid, every connection fails with that error rather than fall back
+// to plain, unauthenticated TCP. Only Validate checks --compression: an
+// unknown name here produces uncompressed batches.
 func (c *Config) KafkaOpts() []kgo.Opt {
 	codec, _ := c.compression() // an invalid name is reported by Validate
 	opts := []kgo.Opt{

@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
-	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
-// Config is everything `binlog-router run` can be told.
+// Config is everything a binlog-router command can be told. Each field is
+// the destination of the flag its comment names; the flag table
+// (flagtable.go) gives each flag's default, usage and commands, and
+// Default returns those defaults.
 type Config struct {
 	MySQLAddr         string         // --mysql-addr: source server host:port
 	MySQLUser         string         // --mysql-user
@@ -65,62 +67,55 @@ type Config struct {
 
 	// TLS to MySQL/MariaDB (security.go), for the SQL and the replication
 	// connection alike.
-	MySQLTLSMode       string // --mysql-tls disabled|required|verify-ca|verify-identity; default disabled
+	MySQLTLSMode       string // --mysql-tls disabled|required|verify-ca|verify-identity
 	MySQLTLSCA         string // --mysql-tls-ca: PEM CA bundle (verify-ca, verify-identity; default the system roots)
 	MySQLTLSCert       string // --mysql-tls-cert: PEM client certificate, with MySQLTLSKey
 	MySQLTLSKey        string // --mysql-tls-key
 	MySQLTLSServerName string // --mysql-tls-server-name: with verify-identity; default the host of MySQLAddr
 
 	// TLS and SASL to Kafka (security.go).
-	KafkaTLS                   bool   // --kafka-tls; default off
+	KafkaTLS                   bool   // --kafka-tls
 	KafkaTLSCA                 string // --kafka-tls-ca: PEM CA bundle; default the system roots
 	KafkaTLSCert               string // --kafka-tls-cert: PEM client certificate, with KafkaTLSKey
 	KafkaTLSKey                string // --kafka-tls-key
 	KafkaTLSServerName         string // --kafka-tls-server-name; default the host of each broker
 	KafkaTLSInsecureSkipVerify bool   // --kafka-tls-insecure-skip-verify: DANGEROUS, tests only
-	KafkaSASLMechanism         string // --kafka-sasl-mechanism PLAIN|SCRAM-SHA-256|SCRAM-SHA-512; default "" (none)
+	KafkaSASLMechanism         string // --kafka-sasl-mechanism PLAIN|SCRAM-SHA-256|SCRAM-SHA-512; "" is none
 	KafkaSASLUser              string // --kafka-sasl-user
 	KafkaSASLPassword          string // --kafka-sasl-password (prefer the env variable or the file)
 	KafkaSASLPasswordFile      string // --kafka-sasl-password-file: read the password from this file
 
+	Replay     ReplayFlags     // the flags of replay beyond run's
+	Checkpoint CheckpointFlags // the flags of checkpoint set and reset beyond run's
+	Schema     SchemaFlags     // the flags of schema beyond --preset
+
 	sec *security // set by ValidateConnection
 }
 
-// Default returns the defaults documented in the README.
-func Default() Config {
-	return Config{
-		MySQLAddr:          "127.0.0.1:3306",
-		MySQLUser:          "root",
-		MySQLTLSMode:       MySQLTLSDisabled,
-		ServerID:           1001,
-		Preset:             "default",
-		OnUpdate:           string(binlog.UpdateWarn),
-		OnInvalid:          string(relay.InvalidFail),
-		DeadLetterTopic:    "binlog-router.dead-letter",
-		HATimeout:          10 * time.Second,
-		KafkaBrokers:       []string{"127.0.0.1:9092"},
-		ValidateJSON:       true,
-		RequireUUID:        true,
-		AutoCreateTopics:   true,
-		Name:               "binlog-router",
-		CheckpointTopic:    checkpoint.DefaultTopic,
-		Start:              "earliest",
-		Delivery:           string(relay.ExactlyOnce),
-		CommitRecords:      relay.DefaultCommitRecords,
-		CommitInterval:     100 * time.Millisecond,
-		IdleCheckpoint:     5 * time.Second,
-		EventCache:         16,
-		MaxBufferedRecords: relay.DefaultMaxBufferedRecords,
-		MaxBufferedBytes:   relay.DefaultMaxBufferedBytes,
-		MaxMessageBytes:    relay.DefaultMaxMessageBytes,
-		Compression:        "snappy",
-		MemoryLimit:        96 << 20,
-		TransactionTimeout: relay.DefaultTransactionTimeout,
-		KafkaTimeout:       2 * time.Minute,
-		ShutdownTimeout:    10 * time.Second,
-		LogFormat:          "json",
-		LogLevel:           "info",
-	}
+// ReplayFlags are the flags of `binlog-router replay` beyond run's.
+type ReplayFlags struct {
+	FromGTID        OptionalString // --from-gtid: start after this GTID set ("" = the oldest binlog)
+	FromTime        OptionalTime   // --from-time: skip transactions committed before this time
+	ToGTID          OptionalString // --to-gtid: end after the last transaction in this set
+	ToTime          OptionalTime   // --to-time: end at the first transaction committed after this time
+	TopicPrefix     string         // --topic-prefix: prepended to every topic
+	DryRun          bool           // --dry-run: print the records, produce nothing
+	TransactionalID string         // --transactional-id; "" is binlog-router-replay-<name>-<random>
+	ServerID        uint           // --replay-server-id; 0 is a random id
+}
+
+// CheckpointFlags are the flags of `binlog-router checkpoint set` and
+// `reset` beyond run's.
+type CheckpointFlags struct {
+	GTID           OptionalString // --gtid: the GTID set to store (set)
+	DebeziumOffset OptionalString // --from-debezium-offset: store the gtids of this offset (set)
+	Force          bool           // --force: skip the check that the router is not running
+}
+
+// SchemaFlags are the flags of `binlog-router schema` beyond --preset.
+type SchemaFlags struct {
+	Flavor string // --flavor mysql|mariadb
+	Table  string // --table: table name, optionally db.table
 }
 
 // Validate resolves the preset, secret files and TLS/SASL settings (see

@@ -23,8 +23,20 @@
 //	mysql-tls-ca: /etc/binlog-router/mysql-ca.pem
 //
 // An unknown key is an error naming the key, the file and the closest flag
-// name. Keys of `binlog-router run` are accepted (and ignored) by commands
-// that do not have them, so one file serves `run` and `checkpoint show`.
+// name. Every command that reads a file (run, validate, replay, checkpoint)
+// takes every flag of `binlog-router run`, so one file serves them all; a
+// key of run that a command lacks would be checked but not applied.
+//
+// # The flag table
+//
+// Every flag of every command is one entry of flagTable (flagtable.go):
+// its name (which is also its file key and, through EnvName, its
+// environment variable), default, usage, destination field in Config and
+// the commands that take it. Register registers a command's flags from
+// it, Default builds the defaults from it, and TestFlagTableMatchesREADME
+// checks it against the README's flag tables. Replay takes the flags of
+// the live pipeline (--start, --ha, ...) only so that the router's command
+// line can be reused; its -h marks them as ignored.
 //
 // # Secrets
 //

@@ -20,12 +20,6 @@ import (
 // variable BINLOG_ROUTER_CONFIG) that points at a config file.
 const configFlag = "config"
 
-// registerConfigFile registers --config (part of RegisterConnection).
-func (c *Config) registerConfigFile(fs *flag.FlagSet) {
-	fs.StringVar(&c.ConfigFile, configFlag, c.ConfigFile,
-		"YAML (.yaml, .yml) or TOML (.toml) file of flag-name keys and values; flags and "+EnvPrefix+"* variables override it")
-}
-
 // Load fills the flags of fs from, by precedence, the command line (args),
 // the environment (BINLOG_ROUTER_*, see ApplyEnv) and the config file named
 // by --config or BINLOG_ROUTER_CONFIG (see ApplyFile); flags set nowhere
@@ -146,7 +140,7 @@ func ApplyFile(fs *flag.FlagSet, path string) error {
 func runFlags() *flag.FlagSet {
 	run := flag.NewFlagSet("run", flag.ContinueOnError)
 	d := Default()
-	d.RegisterRun(run)
+	d.Register(run, CmdRun)
 	return run
 }
 

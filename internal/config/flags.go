@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
+	"time"
 )
 
 // EnvPrefix prefixes the environment variable of every flag.
@@ -15,89 +17,150 @@ func EnvName(flagName string) string {
 	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// listFlag is a repeatable, comma-separable string list. The first use on
-// the command line replaces the default.
-type listFlag struct {
-	dst *[]string
-	set bool
+// Command is a set of binlog-router commands: the commands that take a
+// flag of the flag table (flagtable.go).
+type Command uint8
+
+// The commands that take flags.
+const (
+	CmdRun Command = 1 << iota
+	CmdValidate
+	CmdReplay
+	CmdCheckpointShow
+	CmdCheckpointSet
+	CmdCheckpointReset
+	CmdSchema
+)
+
+const (
+	// CmdCheckpoint are the checkpoint subcommands.
+	CmdCheckpoint = CmdCheckpointShow | CmdCheckpointSet | CmdCheckpointReset
+	// Router are the commands that take every flag of run (with its
+	// environment variable and file key), so that the router's command
+	// line, environment and config file serve them unchanged.
+	Router = CmdRun | CmdValidate | CmdReplay | CmdCheckpoint
+)
+
+// ignoredPrefix starts the usage of a flag a command takes only because
+// it is a flag of run (flagSpec.ignores).
+const ignoredPrefix = "(a flag of run, ignored here) "
+
+// flagSpec is one entry of the flag table: the flag --name, its
+// environment variable EnvName(name) and its config-file key name, with
+// its default, usage, destination in Config and the commands that take
+// it. The flag package prints the default in -h and the README's flag
+// tables state it (TestFlagTableMatchesREADME).
+type flagSpec struct {
+	name  string
+	usage string
+	cmds  Command // the commands that take the flag
+	// ignores are commands of cmds that take the flag only so that the
+	// router's command line can be reused, and do nothing with it; their
+	// -h says so.
+	ignores Command
+	// doc is the default as the README states it, when the flag's own
+	// default ("") stands for one computed later ("from preset"); "" when
+	// the flag's default is the value itself.
+	doc string
+
+	setDefault func(*Config)                        // sets the destination to the default
+	bind       func(*Config, *flag.FlagSet, string) // registers the flag, with this usage, on the destination
 }
 
-func (l *listFlag) String() string {
-	if l.dst == nil {
-		return ""
-	}
-	return strings.Join(*l.dst, ",")
+// value is what a flag of the table can hold.
+type value interface {
+	string | bool | int | int64 | uint | time.Duration | []string
 }
 
-func (l *listFlag) Set(v string) error {
-	if !l.set {
-		*l.dst, l.set = nil, true
+// flagOf declares the flag name of the commands cmds: default def,
+// destination *dst(c).
+func flagOf[T value](cmds Command, name string, def T, usage string, dst func(*Config) *T) flagSpec {
+	return flagSpec{
+		name:  name,
+		usage: usage,
+		cmds:  cmds,
+		setDefault: func(c *Config) {
+			p := dst(c)
+			*p = def
+			if l, ok := any(p).(*[]string); ok {
+				*l = slices.Clone(*l) // never share the default's array
+			}
+		},
+		bind: func(c *Config, fs *flag.FlagSet, usage string) {
+			switch p := any(dst(c)).(type) {
+			case *string:
+				fs.StringVar(p, name, *p, usage)
+			case *bool:
+				fs.BoolVar(p, name, *p, usage)
+			case *int:
+				fs.IntVar(p, name, *p, usage)
+			case *int64:
+				fs.Int64Var(p, name, *p, usage)
+			case *uint:
+				fs.UintVar(p, name, *p, usage)
+			case *time.Duration:
+				fs.DurationVar(p, name, *p, usage)
+			case *[]string:
+				fs.Var(&listFlag{dst: p}, name, usage)
+			}
+		},
 	}
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			*l.dst = append(*l.dst, p)
+}
+
+// valueOf declares a flag of the commands cmds whose destination is a
+// flag.Value (OptionalString, OptionalTime); its default is the zero
+// value.
+func valueOf[V any, P interface {
+	*V
+	flag.Value
+}](cmds Command, name, usage string, dst func(*Config) P) flagSpec {
+	return flagSpec{
+		name:       name,
+		usage:      usage,
+		cmds:       cmds,
+		setDefault: func(c *Config) { *dst(c) = *new(V) },
+		bind:       func(c *Config, fs *flag.FlagSet, usage string) { fs.Var(dst(c), name, usage) },
+	}
+}
+
+// ignoredBy marks the commands that take f only as a flag of run.
+func (f flagSpec) ignoredBy(cmds Command) flagSpec {
+	f.ignores = cmds
+	return f
+}
+
+// documented sets the default the README states for f.
+func (f flagSpec) documented(def string) flagSpec {
+	f.doc = def
+	return f
+}
+
+// Register registers on fs every flag that cmd (one command) takes, each
+// bound to its field of c with the field's current value as its default:
+// call it on Default().
+func (c *Config) Register(fs *flag.FlagSet, cmd Command) {
+	for _, f := range flagTable {
+		if f.cmds&cmd == 0 {
+			continue
 		}
+		usage := f.usage
+		if f.ignores&cmd != 0 {
+			usage = ignoredPrefix + usage
+		}
+		f.bind(c, fs, usage)
 	}
-	return nil
-}
-
-// RegisterConnection registers the flags that say how to reach MySQL and
-// Kafka and which router this is (shared by every subcommand that
-// connects).
-func (c *Config) RegisterConnection(fs *flag.FlagSet) {
-	fs.StringVar(&c.MySQLAddr, "mysql-addr", c.MySQLAddr, "MySQL/MariaDB host:port")
-	fs.StringVar(&c.MySQLUser, "mysql-user", c.MySQLUser, "replication user")
-	fs.StringVar(&c.MySQLPassword, "mysql-password", c.MySQLPassword, "password (prefer env "+EnvName("mysql-password")+" or --mysql-password-file)")
-	fs.StringVar(&c.MySQLPasswordFile, "mysql-password-file", c.MySQLPasswordFile, "read the MySQL password from this file")
-	fs.Var(&listFlag{dst: &c.KafkaBrokers}, "kafka-brokers", "Kafka bootstrap brokers, comma separated")
-	fs.StringVar(&c.Name, "name", c.Name, "router name: checkpoint key and Kafka transactional id")
-	fs.StringVar(&c.CheckpointTopic, "checkpoint-topic", c.CheckpointTopic, "compacted topic holding checkpoints")
-	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: json or console")
-	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn, error")
-	c.registerConfigFile(fs)
-	c.registerSecurity(fs)
 }
 
 // RegisterRun registers every flag of `binlog-router run`.
-func (c *Config) RegisterRun(fs *flag.FlagSet) {
-	c.RegisterConnection(fs)
-	fs.UintVar(&c.ServerID, "server-id", c.ServerID, "replica server id, unique among the source's replicas")
-	fs.Var(&listFlag{dst: &c.OutboxTables}, "outbox-table", "outbox table db.table (repeatable)")
-	fs.BoolVar(&c.AllowMissingTable, "allow-missing-table", c.AllowMissingTable, "start although an outbox table does not exist yet (it is created later); the router still stops if a table with a close name appears")
-	fs.StringVar(&c.Preset, "preset", c.Preset, "outbox column preset: default or debezium")
-	fs.StringVar(&c.Columns.EventID, "column-event-id", "", "event id column (overrides the preset)")
-	fs.StringVar(&c.Columns.AggregateType, "column-aggregate-type", "", "aggregate type column")
-	fs.StringVar(&c.Columns.AggregateID, "column-aggregate-id", "", "aggregate id column (the Kafka key)")
-	fs.StringVar(&c.Columns.EventType, "column-event-type", "", "event type column")
-	fs.StringVar(&c.Columns.Payload, "column-payload", "", "payload column (the Kafka value)")
-	fs.StringVar(&c.Columns.CreatedAt, "column-created-at", "", "creation time column (the record timestamp)")
-	fs.StringVar(&c.Columns.SchemaVersion, "column-schema-version", "", "schema version column")
-	fs.StringVar(&c.Columns.Traceparent, "column-traceparent", "", "W3C traceparent column")
-	fs.StringVar(&c.Columns.Headers, "column-headers", "", "JSON object column of extra headers")
-	fs.StringVar(&c.OnUpdate, "on-update", c.OnUpdate, "UPDATE of an outbox row: warn or fail")
-	fs.StringVar(&c.OnInvalid, "on-invalid", c.OnInvalid, "outbox row that cannot be routed: fail (stop) or dead-letter")
-	fs.StringVar(&c.DeadLetterTopic, "dead-letter-topic", c.DeadLetterTopic, "topic for rows that cannot be routed (with --on-invalid=dead-letter)")
-	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "serve Prometheus /metrics, /healthz and /readyz on this address (e.g. :9090)")
-	fs.BoolVar(&c.HA, "ha", c.HA, "high availability: routers with the same --name elect one active instance through Kafka")
-	fs.DurationVar(&c.HATimeout, "ha-session-timeout", c.HATimeout, "with --ha, a standby takes over after the active router is silent this long")
-	fs.StringVar(&c.TopicTemplate, "topic-template", c.TopicTemplate, "topic template; placeholders {event_type} {aggregate_type} {database} {table} (default outbox.event.{event_type}; debezium preset outbox.event.{aggregate_type})")
-	fs.BoolVar(&c.ValidateJSON, "validate-json", c.ValidateJSON, "reject payloads that are not valid JSON")
-	fs.BoolVar(&c.RequireUUID, "require-uuid", c.RequireUUID, "reject event ids that are not UUIDs")
-	fs.BoolVar(&c.AutoCreateTopics, "auto-create-topics", c.AutoCreateTopics, "let the brokers create missing topics (if they allow it)")
-	fs.StringVar(&c.Start, "start", c.Start, "start without a checkpoint: earliest, latest or gtid:<set>")
-	fs.StringVar(&c.Delivery, "delivery", c.Delivery, "exactly-once or at-least-once")
-	fs.IntVar(&c.CommitRecords, "commit-records", c.CommitRecords, "commit a Kafka transaction after this many records")
-	fs.DurationVar(&c.CommitInterval, "commit-interval", c.CommitInterval, "commit a Kafka transaction after this long")
-	fs.DurationVar(&c.IdleCheckpoint, "idle-checkpoint", c.IdleCheckpoint, "advance the checkpoint over non-outbox transactions this often")
-	fs.IntVar(&c.EventCache, "event-cache", c.EventCache, "binlog events buffered between network and decoding")
-	fs.IntVar(&c.MaxBufferedRecords, "max-buffered-records", c.MaxBufferedRecords, "Kafka producer buffer, records")
-	fs.IntVar(&c.MaxBufferedBytes, "max-buffered-bytes", c.MaxBufferedBytes, "Kafka producer buffer, bytes")
-	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", c.MaxMessageBytes, "largest record batch sent; at most the brokers' message.max.bytes")
-	fs.StringVar(&c.Compression, "compression", c.Compression, "record batch compression: none, snappy, lz4, zstd or gzip")
-	fs.Int64Var(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "soft memory limit of the Go runtime in bytes (env GOMEMLIMIT wins); with it the garbage collector runs less often (GOGC=400 unless GOGC is set)")
-	fs.DurationVar(&c.KafkaTimeout, "kafka-timeout", c.KafkaTimeout, "stop with an error when Kafka cannot take a record, flush or commit for this long")
-	fs.DurationVar(&c.TransactionTimeout, "transaction-timeout", c.TransactionTimeout, "Kafka transaction timeout")
-	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "on SIGTERM, time allowed to finish and commit")
+func (c *Config) RegisterRun(fs *flag.FlagSet) { c.Register(fs, CmdRun) }
+
+// Default returns the defaults of every flag of the flag table.
+func Default() Config {
+	var c Config
+	for _, f := range flagTable {
+		f.setDefault(&c)
+	}
+	return c
 }
 
 // ApplyEnv sets every flag not given on the command line from its

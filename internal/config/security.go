@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -41,29 +40,6 @@ const (
 	SASLScramSHA256 = "SCRAM-SHA-256"
 	SASLScramSHA512 = "SCRAM-SHA-512"
 )
-
-// registerSecurity registers the TLS and SASL flags (part of
-// RegisterConnection).
-func (c *Config) registerSecurity(fs *flag.FlagSet) {
-	fs.StringVar(&c.MySQLTLSMode, "mysql-tls", c.MySQLTLSMode,
-		"TLS to MySQL/MariaDB, like the mysql client's --ssl-mode: disabled, required (encrypted, server not verified), verify-ca (server certificate signed by --mysql-tls-ca) or verify-identity (signed and naming the server)")
-	fs.StringVar(&c.MySQLTLSCA, "mysql-tls-ca", c.MySQLTLSCA, "PEM file of the CA certificates that sign the MySQL server certificate (verify-ca, verify-identity; default for verify-identity: the system roots)")
-	fs.StringVar(&c.MySQLTLSCert, "mysql-tls-cert", c.MySQLTLSCert, "PEM client certificate presented to MySQL (with --mysql-tls-key)")
-	fs.StringVar(&c.MySQLTLSKey, "mysql-tls-key", c.MySQLTLSKey, "PEM private key of --mysql-tls-cert")
-	fs.StringVar(&c.MySQLTLSServerName, "mysql-tls-server-name", c.MySQLTLSServerName, "with --mysql-tls=verify-identity, the name the server certificate must carry (default: the host of --mysql-addr)")
-
-	fs.BoolVar(&c.KafkaTLS, "kafka-tls", c.KafkaTLS, "connect to the Kafka brokers over TLS, verifying their certificates")
-	fs.StringVar(&c.KafkaTLSCA, "kafka-tls-ca", c.KafkaTLSCA, "PEM file of the CA certificates that sign the brokers' certificates (default: the system roots)")
-	fs.StringVar(&c.KafkaTLSCert, "kafka-tls-cert", c.KafkaTLSCert, "PEM client certificate presented to the brokers (with --kafka-tls-key)")
-	fs.StringVar(&c.KafkaTLSKey, "kafka-tls-key", c.KafkaTLSKey, "PEM private key of --kafka-tls-cert")
-	fs.StringVar(&c.KafkaTLSServerName, "kafka-tls-server-name", c.KafkaTLSServerName, "name every broker certificate must carry (default: the host of each broker address)")
-	fs.BoolVar(&c.KafkaTLSInsecureSkipVerify, "kafka-tls-insecure-skip-verify", c.KafkaTLSInsecureSkipVerify,
-		"DANGEROUS: do not verify the brokers' certificates; anyone on the network path can then impersonate the brokers and read the records and the SASL password. For tests only")
-	fs.StringVar(&c.KafkaSASLMechanism, "kafka-sasl-mechanism", c.KafkaSASLMechanism, "SASL authentication to Kafka: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (default: none)")
-	fs.StringVar(&c.KafkaSASLUser, "kafka-sasl-user", c.KafkaSASLUser, "SASL user name")
-	fs.StringVar(&c.KafkaSASLPassword, "kafka-sasl-password", c.KafkaSASLPassword, "SASL password (prefer env "+EnvName("kafka-sasl-password")+" or --kafka-sasl-password-file)")
-	fs.StringVar(&c.KafkaSASLPasswordFile, "kafka-sasl-password-file", c.KafkaSASLPasswordFile, "read the SASL password from this file")
-}
 
 // security is what ValidateConnection resolved: the secrets read and the
 // TLS and SASL settings built.

@@ -1,0 +1,116 @@
+package config
+
+import (
+	"time"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/route"
+)
+
+// flagTable is every flag of every command, written once: name,
+// commands, default, usage and destination. Register, ApplyEnv and the
+// config file take the flags from it, Default its defaults, and
+// TestFlagTableMatchesREADME checks it against the README's flag tables.
+// A new flag is one entry here, a field of Config and its use.
+var flagTable = []flagSpec{
+	// Where the source and the brokers are, and which router this is.
+	flagOf(Router, "mysql-addr", "127.0.0.1:3306", "MySQL/MariaDB host:port", func(c *Config) *string { return &c.MySQLAddr }),
+	flagOf(Router, "mysql-user", "root", "replication user", func(c *Config) *string { return &c.MySQLUser }),
+	flagOf(Router, "mysql-password", "", "password (prefer env "+EnvName("mysql-password")+" or --mysql-password-file)", func(c *Config) *string { return &c.MySQLPassword }),
+	flagOf(Router, "mysql-password-file", "", "read the MySQL password from this file", func(c *Config) *string { return &c.MySQLPasswordFile }),
+	flagOf(Router, "kafka-brokers", []string{"127.0.0.1:9092"}, "Kafka bootstrap brokers, comma separated", func(c *Config) *[]string { return &c.KafkaBrokers }),
+	flagOf(Router, "name", "binlog-router", "router name: checkpoint key and Kafka transactional id", func(c *Config) *string { return &c.Name }),
+	flagOf(Router, "checkpoint-topic", checkpoint.DefaultTopic, "compacted topic holding checkpoints", func(c *Config) *string { return &c.CheckpointTopic }).ignoredBy(CmdReplay),
+	flagOf(Router, "log-format", "json", "log format: json or console", func(c *Config) *string { return &c.LogFormat }),
+	flagOf(Router, "log-level", "info", "log level: debug, info, warn, error", func(c *Config) *string { return &c.LogLevel }),
+	flagOf(Router, configFlag, "", "YAML (.yaml, .yml) or TOML (.toml) file of flag-name keys and values; flags and "+EnvPrefix+"* variables override it", func(c *Config) *string { return &c.ConfigFile }),
+
+	// The outbox tables and their rows.
+	flagOf(Router, "server-id", uint(1001), "replica server id, unique among the source's replicas", func(c *Config) *uint { return &c.ServerID }).ignoredBy(CmdReplay),
+	flagOf(Router, "outbox-table", []string(nil), "outbox table db.table (repeatable)", func(c *Config) *[]string { return &c.OutboxTables }),
+	flagOf(Router, "allow-missing-table", false, "start although an outbox table does not exist yet (it is created later); the router still stops if a table with a close name appears", func(c *Config) *bool { return &c.AllowMissingTable }).ignoredBy(CmdReplay),
+	flagOf(Router|CmdSchema, "preset", "default", "outbox column preset: default or debezium", func(c *Config) *string { return &c.Preset }),
+	flagOf(Router, "column-event-id", "", "event id column (overrides the preset)", func(c *Config) *string { return &c.Columns.EventID }).documented(fromPreset),
+	flagOf(Router, "column-aggregate-type", "", "aggregate type column", func(c *Config) *string { return &c.Columns.AggregateType }).documented(fromPreset),
+	flagOf(Router, "column-aggregate-id", "", "aggregate id column (the Kafka key)", func(c *Config) *string { return &c.Columns.AggregateID }).documented(fromPreset),
+	flagOf(Router, "column-event-type", "", "event type column", func(c *Config) *string { return &c.Columns.EventType }).documented(fromPreset),
+	flagOf(Router, "column-payload", "", "payload column (the Kafka value)", func(c *Config) *string { return &c.Columns.Payload }).documented(fromPreset),
+	flagOf(Router, "column-created-at", "", "creation time column (the record timestamp)", func(c *Config) *string { return &c.Columns.CreatedAt }).documented(fromPreset),
+	flagOf(Router, "column-schema-version", "", "schema version column", func(c *Config) *string { return &c.Columns.SchemaVersion }).documented(fromPreset),
+	flagOf(Router, "column-traceparent", "", "W3C traceparent column", func(c *Config) *string { return &c.Columns.Traceparent }).documented(fromPreset),
+	flagOf(Router, "column-headers", "", "JSON object column of extra headers", func(c *Config) *string { return &c.Columns.Headers }).documented(fromPreset),
+	flagOf(Router, "on-update", string(binlog.UpdateWarn), "UPDATE of an outbox row: warn or fail", func(c *Config) *string { return &c.OnUpdate }),
+	flagOf(Router, "on-invalid", string(relay.InvalidFail), "outbox row that cannot be routed: fail (stop) or dead-letter", func(c *Config) *string { return &c.OnInvalid }).ignoredBy(CmdReplay),
+	flagOf(Router, "dead-letter-topic", "binlog-router.dead-letter", "topic for rows that cannot be routed (with --on-invalid=dead-letter)", func(c *Config) *string { return &c.DeadLetterTopic }).ignoredBy(CmdReplay),
+
+	// The records.
+	flagOf(Router, "topic-template", "", "topic template; placeholders {event_type} {aggregate_type} {database} {table} (default outbox.event.{event_type}; debezium preset outbox.event.{aggregate_type})", func(c *Config) *string { return &c.TopicTemplate }).documented(route.DefaultTopicTemplate),
+	flagOf(Router, "validate-json", true, "reject payloads that are not valid JSON", func(c *Config) *bool { return &c.ValidateJSON }),
+	flagOf(Router, "require-uuid", true, "reject event ids that are not UUIDs", func(c *Config) *bool { return &c.RequireUUID }),
+	flagOf(Router, "auto-create-topics", true, "let the brokers create missing topics (if they allow it)", func(c *Config) *bool { return &c.AutoCreateTopics }),
+	flagOf(Router, "compression", "snappy", "record batch compression: none, snappy, lz4, zstd or gzip", func(c *Config) *string { return &c.Compression }),
+
+	// Delivery, commits and the pipeline's bounds.
+	flagOf(Router, "start", "earliest", "start without a checkpoint: earliest, latest or gtid:<set>", func(c *Config) *string { return &c.Start }).ignoredBy(CmdReplay),
+	flagOf(Router, "delivery", string(relay.ExactlyOnce), "exactly-once or at-least-once", func(c *Config) *string { return &c.Delivery }).ignoredBy(CmdReplay),
+	flagOf(Router, "commit-records", 50000, "commit a Kafka transaction after this many records", func(c *Config) *int { return &c.CommitRecords }),
+	flagOf(Router, "commit-interval", 100*time.Millisecond, "commit a Kafka transaction after this long", func(c *Config) *time.Duration { return &c.CommitInterval }).ignoredBy(CmdReplay),
+	flagOf(Router, "idle-checkpoint", 5*time.Second, "advance the checkpoint over non-outbox transactions this often", func(c *Config) *time.Duration { return &c.IdleCheckpoint }).ignoredBy(CmdReplay),
+	flagOf(Router, "event-cache", 16, "binlog events buffered between network and decoding", func(c *Config) *int { return &c.EventCache }),
+	flagOf(Router, "max-buffered-records", 10000, "Kafka producer buffer, records", func(c *Config) *int { return &c.MaxBufferedRecords }),
+	flagOf(Router, "max-buffered-bytes", 32<<20, "Kafka producer buffer, bytes", func(c *Config) *int { return &c.MaxBufferedBytes }),
+	flagOf(Router, "max-message-bytes", 1<<20, "largest record batch sent; at most the brokers' message.max.bytes", func(c *Config) *int { return &c.MaxMessageBytes }),
+	flagOf(Router, "memory-limit", int64(96<<20), "soft memory limit of the Go runtime in bytes (env GOMEMLIMIT wins); with it the garbage collector runs less often (GOGC=400 unless GOGC is set)", func(c *Config) *int64 { return &c.MemoryLimit }).ignoredBy(CmdReplay),
+	flagOf(Router, "kafka-timeout", 2*time.Minute, "stop with an error when Kafka cannot take a record, flush or commit for this long", func(c *Config) *time.Duration { return &c.KafkaTimeout }).ignoredBy(CmdReplay),
+	flagOf(Router, "transaction-timeout", 60*time.Second, "Kafka transaction timeout", func(c *Config) *time.Duration { return &c.TransactionTimeout }),
+	flagOf(Router, "shutdown-timeout", 10*time.Second, "on SIGTERM, time allowed to finish and commit", func(c *Config) *time.Duration { return &c.ShutdownTimeout }).ignoredBy(CmdReplay),
+
+	// Operations.
+	flagOf(Router, "metrics-addr", "", "serve Prometheus /metrics, /healthz and /readyz on this address (e.g. :9090)", func(c *Config) *string { return &c.MetricsAddr }).ignoredBy(CmdReplay),
+	flagOf(Router, "ha", false, "high availability: routers with the same --name elect one active instance through Kafka", func(c *Config) *bool { return &c.HA }).ignoredBy(CmdReplay),
+	flagOf(Router, "ha-session-timeout", 10*time.Second, "with --ha, a standby takes over after the active router is silent this long", func(c *Config) *time.Duration { return &c.HATimeout }).ignoredBy(CmdReplay),
+
+	// TLS to MySQL/MariaDB (security.go).
+	flagOf(Router, "mysql-tls", MySQLTLSDisabled, "TLS to MySQL/MariaDB, like the mysql client's --ssl-mode: disabled, required (encrypted, server not verified), verify-ca (server certificate signed by --mysql-tls-ca) or verify-identity (signed and naming the server)", func(c *Config) *string { return &c.MySQLTLSMode }),
+	flagOf(Router, "mysql-tls-ca", "", "PEM file of the CA certificates that sign the MySQL server certificate (verify-ca, verify-identity; default for verify-identity: the system roots)", func(c *Config) *string { return &c.MySQLTLSCA }),
+	flagOf(Router, "mysql-tls-cert", "", "PEM client certificate presented to MySQL (with --mysql-tls-key)", func(c *Config) *string { return &c.MySQLTLSCert }),
+	flagOf(Router, "mysql-tls-key", "", "PEM private key of --mysql-tls-cert", func(c *Config) *string { return &c.MySQLTLSKey }),
+	flagOf(Router, "mysql-tls-server-name", "", "with --mysql-tls=verify-identity, the name the server certificate must carry (default: the host of --mysql-addr)", func(c *Config) *string { return &c.MySQLTLSServerName }),
+
+	// TLS and SASL to Kafka (security.go).
+	flagOf(Router, "kafka-tls", false, "connect to the Kafka brokers over TLS, verifying their certificates", func(c *Config) *bool { return &c.KafkaTLS }),
+	flagOf(Router, "kafka-tls-ca", "", "PEM file of the CA certificates that sign the brokers' certificates (default: the system roots)", func(c *Config) *string { return &c.KafkaTLSCA }),
+	flagOf(Router, "kafka-tls-cert", "", "PEM client certificate presented to the brokers (with --kafka-tls-key)", func(c *Config) *string { return &c.KafkaTLSCert }),
+	flagOf(Router, "kafka-tls-key", "", "PEM private key of --kafka-tls-cert", func(c *Config) *string { return &c.KafkaTLSKey }),
+	flagOf(Router, "kafka-tls-server-name", "", "name every broker certificate must carry (default: the host of each broker address)", func(c *Config) *string { return &c.KafkaTLSServerName }),
+	flagOf(Router, "kafka-tls-insecure-skip-verify", false, "DANGEROUS: do not verify the brokers' certificates; anyone on the network path can then impersonate the brokers and read the records and the SASL password. For tests only", func(c *Config) *bool { return &c.KafkaTLSInsecureSkipVerify }),
+	flagOf(Router, "kafka-sasl-mechanism", "", "SASL authentication to Kafka: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (default: none)", func(c *Config) *string { return &c.KafkaSASLMechanism }),
+	flagOf(Router, "kafka-sasl-user", "", "SASL user name", func(c *Config) *string { return &c.KafkaSASLUser }),
+	flagOf(Router, "kafka-sasl-password", "", "SASL password (prefer env "+EnvName("kafka-sasl-password")+" or --kafka-sasl-password-file)", func(c *Config) *string { return &c.KafkaSASLPassword }),
+	flagOf(Router, "kafka-sasl-password-file", "", "read the SASL password from this file", func(c *Config) *string { return &c.KafkaSASLPasswordFile }),
+
+	// replay: the range and where it goes.
+	valueOf(CmdReplay, "from-gtid", "start after the transactions in this GTID set (\"\" = the oldest binlog)", func(c *Config) *OptionalString { return &c.Replay.FromGTID }),
+	valueOf(CmdReplay, "from-time", "skip transactions committed before this time (RFC3339)", func(c *Config) *OptionalTime { return &c.Replay.FromTime }),
+	valueOf(CmdReplay, "to-gtid", "end after the last transaction contained in this GTID set", func(c *Config) *OptionalString { return &c.Replay.ToGTID }),
+	valueOf(CmdReplay, "to-time", "end at the first transaction committed after this time (RFC3339)", func(c *Config) *OptionalTime { return &c.Replay.ToTime }),
+	flagOf(CmdReplay, "topic-prefix", "", "prepend this to every topic", func(c *Config) *string { return &c.Replay.TopicPrefix }),
+	flagOf(CmdReplay, "dry-run", false, "print one JSON line per record on stdout; produce nothing", func(c *Config) *bool { return &c.Replay.DryRun }),
+	flagOf(CmdReplay, "transactional-id", "", "Kafka transactional id of the replay (default binlog-router-replay-<name>-<random>)", func(c *Config) *string { return &c.Replay.TransactionalID }),
+	flagOf(CmdReplay, "replay-server-id", uint(0), "replica server id of the replay's binlog connection (default random in 2^31..2^32-2); not the router's --server-id", func(c *Config) *uint { return &c.Replay.ServerID }),
+
+	// checkpoint set and reset.
+	valueOf(CmdCheckpointSet, "gtid", "GTID set to store, in the source server's syntax", func(c *Config) *OptionalString { return &c.Checkpoint.GTID }),
+	valueOf(CmdCheckpointSet, "from-debezium-offset", "store the gtids of this Debezium connector offset (JSON)", func(c *Config) *OptionalString { return &c.Checkpoint.DebeziumOffset }),
+	flagOf(CmdCheckpointSet|CmdCheckpointReset, "force", false, "skip the check that no router of this name is running", func(c *Config) *bool { return &c.Checkpoint.Force }),
+
+	// schema (and --preset above).
+	flagOf(CmdSchema, "flavor", "mysql", "mysql or mariadb", func(c *Config) *string { return &c.Schema.Flavor }),
+	flagOf(CmdSchema, "table", "outbox", "table name, optionally db.table", func(c *Config) *string { return &c.Schema.Table }),
+}
+
+// fromPreset is the README's default of the --column-* flags: "" takes
+// the preset's column.
+const fromPreset = "from preset"
