@@ -10,13 +10,16 @@ KAFKA_VERSION ?= 4.4.0
 # meets COORDINATOR_NOT_AVAILABLE in its activity check; replay by time range).
 APACHE_TESTS ?= ^(TestRoutesOutboxRowsEndToEnd|TestRestartResumesFromCheckpoint|TestCrashSIGKILL|TestHATakeover|TestBadRowsDeadLettered|TestBadRowStopsByDefault|TestReplayMiddleRange|TestCheckpointCmdPurged|TestCheckpointCmdResetThenLatest|TestCheckpointCmdRefusedWhileRunning|TestValidateDefaultEnv)$$
 
-.PHONY: image build demo test test-short test-faults test-apache kafka-jars fuzz-short bench lint fmt vet clean
+.PHONY: image build demo demo-apache test test-short test-faults test-apache kafka-jars fuzz-short bench lint fmt vet clean
 
 build: ## build bin/binlog-router (static)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/binlog-router ./cmd/binlog-router
 
 demo: ## the whole product on a private MariaDB and an in-process Kafka
 	$(GO) run ./test/demo
+
+demo-apache: ## the same demo on a private Apache Kafka node (needs Java and Maven)
+	$(GO) run ./test/demo -kafka=apache
 
 test: lint ## unit, integration and fault tests with the race detector, plus a short fuzz run
 	$(GO) test -race -shuffle=on -count=1 -timeout 30m $(PKGS)

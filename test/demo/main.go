@@ -1,7 +1,9 @@
 // Command demo shows binlog-router end to end in under a minute: a private
 // MariaDB, an in-process Kafka, the real router binary, an app writing
 // orders and outbox rows in transactions, and a read_committed consumer
-// printing what arrives. Run it with `make demo`.
+// printing what arrives. Run it with `make demo`; `make demo-apache` (the
+// -kafka=apache flag) runs the same on a private Apache Kafka node instead
+// of the in-process Kafka, which needs Java and Maven.
 //
 // It exits non-zero, saying why, if any step fails or any record is
 // missing, duplicated or came from a rolled-back transaction.
@@ -10,6 +12,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -27,13 +30,20 @@ const (
 	deliveryTimeout   = 30 * time.Second
 	checkpointTimeout = 15 * time.Second
 	shutdownTimeout   = 15 * time.Second
+	apacheTimeout     = 5 * time.Minute // Maven's first download of the Kafka jars, then the node's start
 )
 
 func main() {
+	kafka := flag.String("kafka", "kfake", "the Kafka to run on: kfake (in-process) or apache (a private Apache Kafka node; needs Java and Maven)")
+	flag.Parse()
+	if *kafka != "kfake" && *kafka != "apache" {
+		fmt.Fprintf(os.Stderr, "demo: -kafka=%s: use kfake or apache\n", *kafka)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	err := run(ctx)
+	err := run(ctx, *kafka == "apache")
 	if err != nil && ctx.Err() != nil {
 		out.printf("\n%s", out.paint(bold+";"+yellow, "interrupted; everything the demo started is stopped and removed"))
 		os.Exit(130)
@@ -45,11 +55,15 @@ func main() {
 	out.printf("\n%s", out.paint(bold+";"+green, "✓ demo finished in "+since(start)))
 }
 
-func run(ctx context.Context) (err error) {
+func run(ctx context.Context, apache bool) (err error) {
 	out.printf("%s", out.paint(bold, "binlog-router demo: outbox rows from the MariaDB binlog to Kafka, in transactions"))
 
-	out.section("1. Start a private MariaDB and an in-process Kafka, build the router")
-	srv, err := startServers(ctx)
+	kafkaName := "an in-process Kafka"
+	if apache {
+		kafkaName = "a private Apache Kafka"
+	}
+	out.section("1. Start a private MariaDB and " + kafkaName + ", build the router")
+	srv, err := startServers(ctx, apache)
 	defer func() {
 		if cerr := srv.close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("cleaning up: %w", cerr))

@@ -28,10 +28,11 @@ type servers struct {
 	routerBin string
 }
 
-// startServers starts MariaDB and Kafka and builds the router, all three
-// at once since the build dominates on a cold Go cache. Whatever started is
+// startServers starts MariaDB and Kafka (kfake in-process, or a private
+// Apache Kafka node when apache is set) and builds the router, all three at
+// once since the build dominates on a cold Go cache. Whatever started is
 // returned even on error, for close.
-func startServers(ctx context.Context) (*servers, error) {
+func startServers(ctx context.Context, apache bool) (*servers, error) {
 	s := &servers{}
 	dir, err := os.MkdirTemp("", "binlog-router-demo-")
 	if err != nil {
@@ -67,6 +68,9 @@ func startServers(ctx context.Context) (*servers, error) {
 	})
 	g.Go(func() error {
 		start := time.Now()
+		if apache {
+			return s.startApache(gctx, start)
+		}
 		k, err := devenv.StartKfake()
 		if err != nil {
 			return err
@@ -86,6 +90,22 @@ func startServers(ctx context.Context) (*servers, error) {
 		return nil
 	})
 	return s, g.Wait()
+}
+
+// startApache fetches Apache Kafka's jars with Maven (first run only) and
+// starts one private KRaft node.
+func (s *servers) startApache(ctx context.Context, start time.Time) error {
+	out.note("fetching Apache Kafka %s with Maven when not cached yet, then starting one KRaft node", devenv.KafkaVersion())
+	startCtx, cancel := context.WithTimeout(ctx, apacheTimeout)
+	defer cancel()
+	a, err := devenv.StartApacheKafka(startCtx, devenv.ApacheKafkaConfig{})
+	if err != nil {
+		return err
+	}
+	s.kafka = &devenv.Kafka{Brokers: a.Brokers(), Apache: a}
+	out.ok("%-8s %s  %s", "kafka", strings.Join(a.Brokers(), ","),
+		out.paint(dim, fmt.Sprintf("private Apache Kafka %s (one KRaft node), 3 partitions per topic, ready in %s", a.Version(), since(start))))
+	return nil
 }
 
 // close stops MariaDB and Kafka and removes the temporary directories.
