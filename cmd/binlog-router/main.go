@@ -43,16 +43,21 @@ Run "binlog-router <command> -h" for the flags of a command.
 `
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	// The first SIGTERM or SIGINT cancels ctx: a clean stop. The handling
+	// is never undone, so that a later signal, while the command finishes
+	// or exits, cannot end the process by the signal's default action
+	// instead of with its exit code. A signal that arrives before this
+	// line (while the program loads, a few milliseconds) ends it as it
+	// ends any program that handles none.
+	ctx, _ := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	os.Exit(run(ctx, os.Args[1:]))
 }
 
-func run(args []string) int {
+func run(ctx context.Context, args []string) int {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, usage)
 		return exitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	if cmd, ok := commands[args[0]]; ok {
 		return cmd(ctx, args[1:])
 	}
