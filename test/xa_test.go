@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"fmt"
 	"strings"
@@ -15,9 +16,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 )
 
-// xaSession runs statements on one connection and then drops it, so that
-// a prepared XA transaction is left detached from any session (as a
-// transaction manager leaves it) and can be committed from another.
+// xaSession runs statements on one connection and then drops it.
 func (e *env) xaSession(t testing.TB, qs ...string) {
 	t.Helper()
 	ctx := t.Context()
@@ -28,8 +27,9 @@ func (e *env) xaSession(t testing.TB, qs ...string) {
 		_ = c.Close()
 	}()
 	for _, q := range qs {
-		// A prepared transaction becomes visible to other sessions once
-		// the server has ended the session that prepared it.
+		// A prepared transaction can be committed from another session
+		// once the server has detached it from the session that
+		// prepared it (xaRows waits for that: endSession).
 		var err error
 		require.NoError(t, poll(10*time.Second, func() bool {
 			_, err = c.ExecContext(ctx, q)
@@ -46,15 +46,41 @@ func (e *env) xaRows(t testing.TB, xid, agg string, n int, onePhase bool) []stri
 	return e.xaRowsPadded(t, xid, agg, n, 200, onePhase)
 }
 
+// endSession closes c, never returning it to the pool, and waits until
+// the server has ended its session. A prepared XA transaction is then
+// detached from any session, as a transaction manager leaves it, and can
+// be committed or rolled back from another. Committing it earlier, while
+// the server is still ending the preparing session, sometimes (about 1
+// in 100 transactions on MariaDB 10.11) leaves its committed rows
+// invisible to consistent reads (REPEATABLE READ and READ COMMITTED; READ
+// UNCOMMITTED shows them, XA RECOVER and innodb_trx are empty) for good:
+// a server race that the router does not see (it reads the binlog, which
+// has the commit) but an outbox-table oracle does.
+func (e *env) endSession(t testing.TB, c *sql.Conn) {
+	t.Helper()
+	var id int64
+	require.NoError(t, c.QueryRowContext(t.Context(), "SELECT CONNECTION_ID()").Scan(&id))
+	_ = c.Raw(func(any) error { return driver.ErrBadConn }) // never back to the pool
+	_ = c.Close()
+	eventually(t, 30*time.Second, fmt.Sprintf("the server ending session %d", id), func() bool {
+		var n int
+		err := e.db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&n)
+		return err == nil && n == 0
+	})
+}
+
 // xaRowsPadded is xaRows with pad bytes of filler in each payload.
 func (e *env) xaRowsPadded(t testing.TB, xid, agg string, n, pad int, onePhase bool) []string {
 	t.Helper()
 	ctx := t.Context()
 	c, err := e.db.Conn(ctx)
 	require.NoError(t, err)
+	ended := false
 	defer func() {
-		_ = c.Raw(func(any) error { return driver.ErrBadConn })
-		_ = c.Close()
+		if !ended {
+			_ = c.Raw(func(any) error { return driver.ErrBadConn })
+			_ = c.Close()
+		}
 	}()
 	exec := func(q string, args ...any) {
 		_, err := c.ExecContext(ctx, q, args...)
@@ -86,6 +112,8 @@ func (e *env) xaRowsPadded(t testing.TB, xid, agg string, n, pad int, onePhase b
 	} else {
 		exec("XA PREPARE " + xid)
 	}
+	ended = true
+	e.endSession(t, c)
 	return ids
 }
 
@@ -268,22 +296,10 @@ func TestXARestartBetweenPrepareAndCommit(t *testing.T) {
 		r.restart()
 	}
 	caughtUp("the end")
-	// The outbox table is the truth, but one run read none of the rows of
-	// XA transactions committed from another session there although the
-	// binlog had their commits (and the consumer had read them): wait for
-	// them, and say how long it took.
-	visible := time.Now()
-	eventually(t, 30*time.Second, "every committed XA row visible in the outbox table", func() bool {
-		rows := committedRows(t, e.db)
-		for _, id := range committed {
-			if _, ok := rows[id]; !ok {
-				return false
-			}
-		}
-		return true
-	})
-	t.Logf("committed XA rows visible in the outbox table after %s", time.Since(visible).Round(time.Millisecond))
 	want := committedRows(t, e.db)
+	for _, id := range committed {
+		require.Contains(t, want, id, "a committed XA row is missing from the outbox table")
+	}
 	col.waitAll(t, want, time.Minute)
 	require.Equal(t, 0, r.stop(30*time.Second))
 	got := col.settle(t, time.Second)
