@@ -13,16 +13,18 @@ import (
 	"time"
 )
 
-// router is one binlog-router process.
+// router is one binlog-router process: `binlog-router run` (startRouter)
+// or another command (startCommand).
 type router struct {
-	t    testing.TB
-	args []string
-	env  []string
-	cmd  *exec.Cmd
-	out  *lockedBuffer
-	mark int // length of out when the current process started
-	done chan struct{}
-	err  error // Wait's result for the current process; read after done
+	t       testing.TB
+	command string // "run", "replay", ...
+	args    []string
+	env     []string
+	cmd     *exec.Cmd
+	out     *lockedBuffer
+	mark    int // length of out when the current process started
+	done    chan struct{}
+	err     error // Wait's result for the current process; read after done
 }
 
 type lockedBuffer struct {
@@ -52,7 +54,13 @@ func (l *lockedBuffer) Len() int {
 // cleanup and its log is printed if the test failed.
 func startRouter(t testing.TB, args ...string) *router {
 	t.Helper()
-	r := &router{t: t, args: args, out: &lockedBuffer{}}
+	return startCommand(t, "run", args...)
+}
+
+// startCommand runs `binlog-router command args...` as startRouter does.
+func startCommand(t testing.TB, command string, args ...string) *router {
+	t.Helper()
+	r := &router{t: t, command: command, args: args, out: &lockedBuffer{}}
 	r.start()
 	t.Cleanup(func() {
 		r.kill()
@@ -65,7 +73,7 @@ func startRouter(t testing.TB, args ...string) *router {
 
 func (r *router) start() {
 	r.t.Helper()
-	r.cmd = exec.Command(routerBin, append([]string{"run"}, r.args...)...)
+	r.cmd = exec.Command(routerBin, append([]string{r.command}, r.args...)...)
 	r.cmd.Env = append(os.Environ(), r.env...)
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
 	// The kernel sends Pdeathsig when the thread that started the child
