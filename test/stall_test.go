@@ -1,28 +1,43 @@
 package test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
-// TestStallPastTransactionTimeout stops the router (SIGSTOP) for longer
-// than its 2 s transaction timeout while a Kafka transaction is open, so
-// that the broker aborts it, then continues it (SIGCONT). The router must
-// notice the abort, name the transaction timeout, start a new session
-// from the committed checkpoint in-process (no exit), and deliver every
-// row exactly once.
+// TestStallPastTransactionTimeout stops the router (SIGSTOP) while a Kafka
+// transaction is open, keeps it stopped until the broker has aborted that
+// transaction for its 2 s transaction timeout (the producer epoch moves
+// on), then continues it (SIGCONT). The router must notice the abort, name
+// the transaction timeout, start a new session from the committed
+// checkpoint in-process (no exit), and deliver every row exactly once.
 func TestStallPastTransactionTimeout(t *testing.T) {
 	rng := faultRand(t)
 	e := kfakeEnv(t)
 	const name = "stall"
-	watch := watchTxns(e.kafka.Cluster, relay.TransactionalID(name))
+	txnID := relay.TransactionalID(name)
+	adm := kadm.NewClient(newKafkaClient(t, e))
+	describe := func() kadm.DescribedTransaction {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		txns, err := adm.DescribeTransactions(ctx, txnID)
+		require.NoError(t, err)
+		d, ok := txns[txnID]
+		require.True(t, ok, "no state for %s", txnID)
+		require.NoError(t, d.Err)
+		return d
+	}
 	// Kafka transactions of about 1 s: open nearly all the time.
 	r := startRouter(t, e.args(name, "--transaction-timeout", "2s", "--commit-interval", "1s")...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
@@ -34,33 +49,36 @@ func TestStallPastTransactionTimeout(t *testing.T) {
 		if tries++; tries > 6 {
 			t.Fatalf("%d stalls with a transaction open, %d noticed: the router never named the transaction timeout", tries-1, stalls)
 		}
-		eventually(t, 30*time.Second, "a Kafka transaction open", watch.open.Load)
-		if err := r.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
+		eventually(t, 30*time.Second, "a Kafka transaction open", func() bool { return describe().State == "Ongoing" })
+		require.NoError(t, r.cmd.Process.Signal(syscall.SIGSTOP))
+		stopped, at := describe(), time.Now()
+		if stopped.State == "Ongoing" {
+			// The stall itself: until the broker aborts the transaction
+			// (a new epoch), or an EndTxn already on its way when the
+			// process stopped closes it (the same epoch, no transaction).
+			eventually(t, 30*time.Second, "the broker ending the stalled transaction", func() bool {
+				d := describe()
+				return d.ProducerEpoch != stopped.ProducerEpoch || d.State != "Ongoing"
+			})
 		}
-		open := watch.open.Load()
-		time.Sleep(5 * time.Second) // the stall itself: past the 2 s timeout
-		if err := r.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-			t.Fatal(err)
-		}
-		if !open {
-			continue // committed just before it stopped: no transaction to time out
-		}
-		// The watch saw the transaction open; an EndTxn already on its way
-		// when the process stopped can still close it: then nothing times
-		// out, and the stall is tried again.
-		if poll(20*time.Second, func() bool { return r.logCount("--transaction-timeout 2s") > stalls || !r.running() }) != nil {
-			r.mustRun(fmt.Sprintf("after stall %d", tries))
-			t.Logf("stall %d: no transaction timed out (it was committed as the process stopped)", tries)
+		ended := describe()
+		require.NoError(t, r.cmd.Process.Signal(syscall.SIGCONT))
+		if ended.ProducerEpoch == stopped.ProducerEpoch {
+			t.Logf("stall %d: no transaction timed out (none open, or committed as the process stopped)", tries)
 			continue
 		}
+		t.Logf("stall %d: the broker aborted the transaction %s after the stop (epoch %d -> %d)",
+			tries, time.Since(at).Round(time.Millisecond), stopped.ProducerEpoch, ended.ProducerEpoch)
+		eventually(t, 30*time.Second, "the router naming the transaction timeout", func() bool {
+			return r.logCount("--transaction-timeout 2s") > stalls || !r.running()
+		})
 		stalls++
 		r.mustRun(fmt.Sprintf("after stall %d", stalls))
 		col.waitProgress(t, r, 200, time.Minute, fmt.Sprintf("routing after stall %d", stalls))
 	}
 	v := finishRun(t, e.db, l, col, r, 3*time.Minute)
-	t.Logf("stalls of 5 s with a Kafka transaction open %d, new sessions %d, router processes 1, %s",
-		stalls, r.logCount("kafka error; resuming from the committed checkpoint"), v)
+	t.Logf("stalls past the transaction timeout %d (in %d tries), new sessions %d, router processes 1, %s",
+		stalls, tries, r.logCount("kafka error; resuming from the committed checkpoint"), v)
 	if n := r.logCount("took over"); n > 0 {
 		t.Errorf("a transaction timeout was reported as fencing by another instance %d times", n)
 	}

@@ -438,58 +438,66 @@ func TestXACommitOfUnknownPrepare(t *testing.T) {
 }
 
 // TestXAConnectionsCutDuringReread cuts the binlog dump connections (the
-// main one and the one reading a prepare group again) with KILL while a
-// large XA COMMIT is being published: the same router process reconnects,
-// reads the commit again, skips the rows it handed over, and each row is
-// read exactly once.
+// main one and the one reading a prepare group again) with KILL, three
+// times, while a large XA COMMIT is being published: the same router
+// process reconnects, reads the commit again, skips the rows it handed
+// over, and each row is read exactly once. The broker takes 100 ms to
+// answer each produce request and the router buffers at most 500 records,
+// so the reread of the 20,000 rows (1 KiB payloads) lasts many seconds;
+// with a Kafka transaction every 1,000 records the consumer sees its
+// progress. The cuts land after an eighth, a quarter and three eighths of
+// the rows, while the reread connection is up: it closes once the server
+// has sent the whole prepare group, which the router's buffers cannot
+// hold while more than half of it is left.
 func TestXAConnectionsCutDuringReread(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode: large XA transaction")
 	}
-	e := newEnv(t, envOpts{})
-	r := startRouter(t, e.args("xa-cut", "--max-buffered-records", "500")...)
+	e := kfakeEnv(t)
+	r := startRouter(t, e.args("xa-cut", "--max-buffered-records", "500", "--commit-records", "1000")...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	const n = 30000
-	ids := e.xaRows(t, "'cut'", "cut", n, false)
+	const n, cuts = 20000, 3
+	ids := e.xaRowsPadded(t, "'cut'", "cut", n, 1000, false)
 	e.barrier(t, col, r)
-	e.xaSession(t, "XA COMMIT 'cut'")
-	kills := 0
-	for kills < 3 {
-		seen, _ := countIDs(col, ids)
-		if seen == n {
-			break
-		}
-		var dumps []int64
+	slowProduce(t, e, 100*time.Millisecond)
+	dumps := func() []int64 {
+		var out []int64
 		rows, err := e.db.Query("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'")
 		require.NoError(t, err)
+		defer rows.Close()
 		for rows.Next() {
 			var id int64
 			require.NoError(t, rows.Scan(&id))
-			dumps = append(dumps, id)
+			out = append(out, id)
 		}
-		require.NoError(t, rows.Close())
-		if len(dumps) < 2 {
-			continue // the reread connection is not up (yet, or again)
-		}
-		for _, id := range dumps {
+		require.NoError(t, rows.Err())
+		return out
+	}
+	e.xaSession(t, "XA COMMIT 'cut'")
+	for kill := 1; kill <= cuts; kill++ {
+		// Another eighth of the rows is read, and the reread connection
+		// is up (again) beside the main one.
+		var conns []int64
+		eventually(t, time.Minute, fmt.Sprintf("%d rows read and the reread connection up before cut %d", kill*n/8, kill), func() bool {
+			s, _ := countIDs(col, ids)
+			if s < kill*n/8 {
+				return !r.running()
+			}
+			conns = dumps()
+			return len(conns) >= 2 || !r.running()
+		})
+		r.mustRun(fmt.Sprintf("before cut %d", kill))
+		seen, _ := countIDs(col, ids)
+		require.Less(t, seen, n, "the reread ended before cut %d: it must last longer", kill)
+		for _, id := range conns {
 			_, _ = e.db.Exec(fmt.Sprintf("KILL CONNECTION %d", id))
 		}
-		kills++
-		t.Logf("cut %d dump connections (%d of %d rows read so far)", len(dumps), seen, n)
-		// The reread is repeated on a new connection (or it is over).
-		eventually(t, time.Minute, "the reread again after the cut", func() bool {
-			var k int
-			_ = e.db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'").Scan(&k)
-			s, _ := countIDs(col, ids)
-			return k >= 2 || s == n || !r.running()
-		})
-		r.mustRun("after cutting the dump connections")
+		t.Logf("cut %d: %d dump connections (%d of %d rows read so far)", kill, len(conns), seen, n)
 	}
 	eventually(t, 3*time.Minute, "the XA rows", func() bool { s, _ := countIDs(col, ids); return s == n || !r.running() })
 	require.Equal(t, 0, r.stop(30*time.Second))
 	want := committedRows(t, e.db)
 	v := checkDelivery(t, want, col.settle(t, time.Second), nil)
-	t.Logf("%d cuts during the reread; read_committed consumer: %s; reconnects logged %d", kills, v, r.logCount("reconnecting"))
-	assert.Positive(t, kills, "no cut landed during the reread")
+	t.Logf("%d cuts during the reread; read_committed consumer: %s; reconnects logged %d", cuts, v, r.logCount("reconnecting"))
 	assert.Zero(t, v.Lost+v.Duplicated+v.Unknown+v.Disordered, v.String())
 }
