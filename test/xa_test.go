@@ -312,10 +312,10 @@ func TestXARestartBetweenPrepareAndCommit(t *testing.T) {
 }
 
 // TestXALargePrepared commits a prepared XA transaction of 20,000 rows
-// and 150 MiB of payloads, after one a tenth of its size: the rows are
+// and 150 MiB of payloads, after two a tenth of its size: the rows are
 // read again from the binlog and streamed, never held in memory, so the
 // router's peak RSS while committing the large one is about that of the
-// small one (the race detector multiplies memory, so a fixed limit alone
+// small ones (the race detector multiplies memory, so a fixed limit alone
 // would not tell), and below the fault tests' limit.
 func TestXALargePrepared(t *testing.T) {
 	if testing.Short() {
@@ -344,7 +344,9 @@ func TestXALargePrepared(t *testing.T) {
 		assert.Zero(t, dups)
 		return peak
 	}
-	small := commit("small", n/10)
+	// The peak of one small commit varies by tens of MiB under the race
+	// detector (150 to 190 MiB seen): the larger of two is the baseline.
+	small := max(commit("small-1", n/10), commit("small-2", n/10))
 	large := commit("large", n)
 	assert.Less(t, large-small, float64(payloadMiB)/3, "memory grew with the prepared transaction: %.0f MiB for a tenth, %.0f MiB for all", small, large)
 	assert.Less(t, large, rssLimitMB(), "memory bounded by configuration")
