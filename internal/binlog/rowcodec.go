@@ -18,7 +18,7 @@ import (
 // the others are only sized. It costs no allocation per row, where
 // go-mysql's decoder builds a []any, a map of signedness and boxed values
 // for every row. It gives the same OutboxRow as rowFromValues applied to
-// go-mysql's values (fastrows_test.go checks this on real binlogs); a
+// go-mysql's values (rowcodec_test.go checks this on real binlogs); a
 // table with a column type it does not know, or a mapped column of a type
 // it does not convert, is left to go-mysql (usable is false).
 type rowCodec struct {

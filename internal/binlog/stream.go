@@ -40,8 +40,8 @@ func (nopObserver) OutboxUpdate(string, string, int) {}
 func (nopObserver) DDL(string, string)               {}
 func (nopObserver) Reconnect()                       {}
 
-// sink receives what the stream decodes. row and done may block (for
-// backpressure) and then return ctx's error.
+// sink receives what the stream decodes. addRow and done may block (for
+// backpressure) and then return ctx's error; heartbeat never blocks.
 type sink interface {
 	addRow(ctx context.Context, r OutboxRow, size int, pos Position) error
 	done(ctx context.Context, t *Txn, pos Position) error
