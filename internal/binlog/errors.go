@@ -112,8 +112,12 @@ func classify(err error, start string) error {
 	return nil
 }
 
-// transient reports whether err looks like a lost connection.
-func transient(err error) bool {
+// ConnectionLost reports whether err looks like a lost or refused
+// connection (end of stream, a network error): waiting and connecting
+// again may cure it. The Reader retries these itself while it streams;
+// one that ends a start (reading information_schema, scanning for DDL)
+// is worth a new Run.
+func ConnectionLost(err error) bool {
 	var ne net.Error
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
 }

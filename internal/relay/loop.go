@@ -118,7 +118,7 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 		case <-q.Ready():
 		case <-linger.C:
 		case <-tick.C:
-			r.cfg.Metrics.Buffered(r.cl.BufferedProduceRecords())
+			r.cfg.Metrics.Buffered(r.out.Buffered())
 			if err := r.commitIf(work, r.dueTime()); err != nil {
 				return fail(err)
 			}
@@ -245,21 +245,12 @@ func (r *Relay) produce(ctx context.Context, rec *kgo.Record) error {
 	}
 	r.records++
 	r.events++
-	r.cl.Produce(ctx, rec, r.promise)
+	r.out.Produce(ctx, rec)
 	return nil
 }
 
 // begin opens a Kafka transaction (exactly-once) if none is open.
-func (r *Relay) begin() error {
-	if r.cfg.Delivery != ExactlyOnce || r.inTxn {
-		return nil
-	}
-	if err := r.cl.BeginTransaction(); err != nil {
-		return err
-	}
-	r.inTxn, r.txnBegan = true, time.Now()
-	return nil
-}
+func (r *Relay) begin() error { return r.out.Begin() }
 
 // dueCount: enough records for one Kafka transaction.
 func (r *Relay) dueCount() bool {
@@ -310,12 +301,9 @@ func (r *Relay) fail(err error) error {
 		// (franz-go's KIP-588 recovery) bump the epoch and fence the
 		// instance that took over. The broker or the next session
 		// aborts the transaction.
-		if r.inTxn {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			_ = r.cl.AbortBufferedRecords(ctx)
-			cancel()
-			r.inTxn = false
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		r.out.Drop(ctx)
+		cancel()
 		return ferr
 	}
 	r.abort()
@@ -325,20 +313,11 @@ func (r *Relay) fail(err error) error {
 // abort drops the open Kafka transaction (exactly-once); its records are
 // never visible to read_committed consumers and the checkpoint stays.
 func (r *Relay) abort() {
-	if !r.inTxn {
-		return
-	}
 	wait := 10 * time.Second
 	if r.overran.Load() {
 		wait = time.Second // the stop is already late; the broker aborts what is left
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	if err := r.cl.AbortBufferedRecords(ctx); err != nil {
-		r.log.Warn().Err(err).Msg("aborting buffered records")
-	}
-	if err := r.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
-		r.log.Warn().Err(err).Msg("aborting Kafka transaction")
-	}
-	r.inTxn = false
+	r.out.Abort(ctx)
 }

@@ -16,8 +16,8 @@ import (
 // startPosition returns where to start: the stored checkpoint if there is
 // one, otherwise the configured start.
 func (r *Relay) startPosition(ctx context.Context) (*gtid.Set, *checkpoint.Checkpoint, error) {
-	server := r.reader.Server()
-	cp, err := checkpoint.Load(ctx, r.cfg.CheckpointTopic, r.cfg.Name, r.cfg.Kafka...)
+	server := r.source.Server()
+	cp, err := r.kafka.loadCheckpoint(ctx)
 	switch {
 	case err == nil:
 		if gtid.Flavor(cp.Flavor) != server.Flavor {
@@ -31,7 +31,7 @@ func (r *Relay) startPosition(ctx context.Context) (*gtid.Set, *checkpoint.Check
 	case !errors.Is(err, checkpoint.ErrCheckpointMissing):
 		return nil, nil, fmt.Errorf("loading checkpoint %q: %w", r.cfg.Name, err)
 	}
-	set, err := StartAt(ctx, r.cfg.Start, r.reader, r.log)
+	set, err := r.startAt(ctx, r.cfg.Start)
 	return set, nil, err
 }
 
