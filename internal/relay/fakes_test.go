@@ -174,7 +174,8 @@ type fakeKafka struct {
 	// Faults, set by tests.
 	failRecord func(rec *kgo.Record) error // a record's produce error, or nil
 	commitErr  func() (applied bool, err error)
-	flushDelay time.Duration // the next Flush takes this long
+	flushDelay   time.Duration // the next Flush takes this long
+	produceDelay time.Duration // every Produce takes this long (a slow broker)
 	stallFlush bool          // Flush waits for its context
 }
 
@@ -265,6 +266,10 @@ func (s *fakeSink) Begin() error {
 func (s *fakeSink) Began() (time.Time, bool) { return s.began, s.inTxn }
 
 func (s *fakeSink) Produce(_ context.Context, rec *kgo.Record) {
+	s.k.mu.Lock()
+	delay := s.k.produceDelay
+	s.k.mu.Unlock()
+	time.Sleep(delay)
 	s.k.mu.Lock()
 	defer s.k.mu.Unlock()
 	if s.k.failRecord != nil && s.err == nil {

@@ -83,13 +83,17 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 				return fail(err)
 			}
 			q.Recycle(b)
-			if err := r.commitIf(work, r.dueCount()); err != nil {
+			// Under a backlog the reader is never idle: the count and the
+			// age bound the Kafka transaction.
+			if err := r.commitIf(work, r.dueCount() || r.dueTime()); err != nil {
 				return fail(err)
 			}
 			select {
 			case <-done: // noticed under a steady backlog too
 				stopAt, done = time.Now(), nil
 				r.log.Info().Msg("stopping: finishing the current transaction")
+			case <-tick.C:
+				r.cfg.Metrics.Buffered(r.out.Buffered())
 			default:
 			}
 			if stopNow() {
@@ -134,7 +138,8 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 // handle produces the rows of one batch and moves the pending GTID set
 // over the transactions it completes. A Kafka transaction that reaches
 // CommitRecords records or half the transaction timeout is committed
-// before the next row, inside a binlog transaction if need be.
+// before the next row, inside a binlog transaction if need be; one that
+// is CommitInterval old before the first row of a binlog transaction.
 func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
 	if b.Heartbeat {
 		r.cfg.Metrics.CaughtUp()
@@ -152,7 +157,7 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
 			r.open, r.openGTID, r.openRows = row.Txn, row.Txn.GTID, 0
 		}
 		r.open = row.Txn
-		if r.splittable() && (r.records >= r.cfg.CommitRecords || r.records > 0 && time.Since(r.since) >= r.splitAge()) {
+		if r.dueBeforeRow() {
 			if err := r.commit(ctx); err != nil {
 				return err
 			}
@@ -251,6 +256,20 @@ func (r *Relay) produce(ctx context.Context, rec *kgo.Record) error {
 
 // begin opens a Kafka transaction (exactly-once) if none is open.
 func (r *Relay) begin() error { return r.out.Begin() }
+
+// dueBeforeRow: the open Kafka transaction is to be committed before the
+// next row: it is full (CommitRecords) or half the transaction timeout
+// old, or, at a binlog transaction boundary (no row of the next one
+// produced yet), CommitInterval old. Under a backlog batches often end
+// inside a binlog transaction, so the interval is checked here and not
+// only at the end of a batch.
+func (r *Relay) dueBeforeRow() bool {
+	if r.records == 0 || !r.splittable() {
+		return false
+	}
+	age := time.Since(r.since)
+	return r.records >= r.cfg.CommitRecords || age >= r.splitAge() || r.openRows == 0 && age >= r.cfg.CommitInterval
+}
 
 // dueCount: enough records for one Kafka transaction.
 func (r *Relay) dueCount() bool {

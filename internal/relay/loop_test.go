@@ -41,6 +41,37 @@ func TestRelayCommitsByCount(t *testing.T) {
 	})
 }
 
+// Under a backlog, a Kafka transaction is committed at the first
+// binlog transaction boundary once it is CommitInterval old.
+func TestRelayCommitsByInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, func(c *Config) { c.QueueRows = 8 })
+		h.kafka.produceDelay = time.Millisecond // Kafka takes 1000 records a second
+		const n = 400
+		for i := 1; i <= n; i++ {
+			h.src.txn(i, i)
+		}
+		h.run()
+		h.committedIDs(n)
+		h.checkCommitted()
+		txns := h.kafka.txns()
+		t.Logf("Kafka transactions of %v records", sizes(txns))
+		for i, txn := range txns {
+			// 100ms of records: the commit comes before the next
+			// transaction's row.
+			if len(txn.ids) > 101 {
+				t.Errorf("Kafka transaction %d holds %d records: more than --commit-interval (100ms at 1ms a record) allows; transactions of %v records",
+					i, len(txn.ids), sizes(txns))
+				break
+			}
+		}
+		if len(txns) < n/101 {
+			t.Errorf("%d Kafka transactions for %d records at 1ms each, want one per 100ms", len(txns), n)
+		}
+		mustNoError(t, "stop", h.stop())
+	})
+}
+
 // When the source has nothing more the open Kafka transaction is
 // committed, CommitLinger after the previous commit at the latest.
 func TestRelayCommitsWhenIdle(t *testing.T) {
