@@ -172,11 +172,11 @@ type fakeKafka struct {
 	drops     int // transactions forgotten without EndTransaction
 
 	// Faults, set by tests.
-	failRecord func(rec *kgo.Record) error // a record's produce error, or nil
-	commitErr  func() (applied bool, err error)
+	failRecord   func(rec *kgo.Record) error // a record's produce error, or nil
+	commitErr    func() (applied bool, err error)
 	flushDelay   time.Duration // the next Flush takes this long
 	produceDelay time.Duration // every Produce takes this long (a slow broker)
-	stallFlush bool          // Flush waits for its context
+	stallFlush   bool          // Flush waits for its context
 }
 
 // fakeTxn is one committed Kafka transaction: its records' event ids and

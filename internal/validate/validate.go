@@ -8,6 +8,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
 // DefaultTimeout bounds each network step when Config.Timeout is zero.
@@ -28,9 +29,9 @@ type Config struct {
 	// the kafka check.
 	KafkaAuth func(context.Context) error
 
-	Name            string // router name: the checkpoint key; default "binlog-router"
+	Name            string // router name: the checkpoint key; default relay.DefaultName
 	CheckpointTopic string // default checkpoint.DefaultTopic
-	Start           string // --start, used when no checkpoint is stored; default "earliest"
+	Start           string // --start, used when no checkpoint is stored; default relay.DefaultStart
 	ExactlyOnce     bool   // --delivery exactly-once: Kafka transactions are needed
 
 	// AllowMissingTable is --allow-missing-table: a missing outbox table
@@ -45,13 +46,13 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	if c.Name == "" {
-		c.Name = "binlog-router"
+		c.Name = relay.DefaultName
 	}
 	if c.CheckpointTopic == "" {
 		c.CheckpointTopic = checkpoint.DefaultTopic
 	}
 	if c.Start == "" {
-		c.Start = "earliest"
+		c.Start = relay.DefaultStart
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
