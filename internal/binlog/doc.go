@@ -21,11 +21,11 @@
 //     the read finds no DDL on the table; every DDL statement met is applied
 //     to it with a MySQL parser; each TABLE_MAP's column count and types are
 //     checked against it. A row whose layout is not known for certain, or
-//     that cannot be mapped, is a *RowError wrapping ErrUnmappable, before
+//     that cannot be mapped, is a *EventError wrapping ErrUnmappable, before
 //     the row: never skipped, never guessed.
 //   - A row image without a mapped column (binlog_row_image changed at
-//     runtime) is a *RowError before the row; an outbox INSERT logged as a
-//     statement (binlog_format changed at runtime) is a *RowError wrapping
+//     runtime) is a *EventError before the row; an outbox INSERT logged as a
+//     statement (binlog_format changed at runtime) is a *EventError wrapping
 //     ErrStatementFormat.
 //   - Lost connections are retried with backoff from the last transaction
 //     handed over; a transaction cut off in the middle is read again from

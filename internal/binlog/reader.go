@@ -107,7 +107,7 @@ func (r *Reader) Close() error { return r.db.Close() }
 // Run streams the binlog from the position after the transactions in from
 // into q, blocking while q is full, and closes q with its error when it
 // returns. It returns only with an error: ctx's when cancelled, a
-// *PurgedError, ErrAccessDenied, a *RowError for an outbox row it cannot
+// *PurgedError, ErrAccessDenied, a *EventError for an outbox row it cannot
 // map, or the last connection error after ReconnectTimeout.
 //
 // Lost connections are retried with backoff from the last transaction
