@@ -1,9 +1,12 @@
-// Package binlog is the protocol side of the router and the only package
-// that imports go-mysql's replication package. It connects to MySQL or
+// Package binlog is the protocol side of the router and the router's only
+// package that imports go-mysql (the benchmark program test/bench also
+// does, to measure go-mysql alone as a baseline). It connects to MySQL or
 // MariaDB as a replica, reads the row-based binlog from a GTID position and
 // turns it into the router's own values: OutboxRow (one INSERTed outbox
 // row, decoded by column name), Txn (a transaction's GTID and commit time)
-// and Batch (what the Reader hands over through a Queue).
+// and Batch (what the Reader hands over through a Queue). A Queue's writer
+// side (AddRow, EndTxn, Heartbeat, Close) and NewTxn serve other sources
+// too, such as the relay's tests; the contract below binds them as well.
 //
 // Contract:
 //   - Transactions are the unit. A transaction's GTID reaches a Batch's

@@ -41,8 +41,10 @@ type Config struct {
 	Delivery        Delivery // default ExactlyOnce
 	CheckpointTopic string   // default checkpoint.DefaultTopic
 	Start           string   // without a checkpoint: StartEarliest (default), StartLatest or "gtid:<set>" (CheckStart)
-	Kafka           []kgo.Opt
-	Route           route.Config
+	// Kafka are the options of every Kafka client (config's KafkaOpts:
+	// seed brokers, client id, record compression, TLS, SASL). Required.
+	Kafka []kgo.Opt
+	Route route.Config // how rows become records
 
 	// CommitRecords and CommitInterval bound a Kafka transaction (or, at
 	// least once, the rows between checkpoints): the interval is the

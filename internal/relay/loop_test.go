@@ -13,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/route"
 )
 
 // A Kafka transaction holds at most CommitRecords records: the commit
@@ -259,7 +261,7 @@ func TestRelayProduceFailure(t *testing.T) {
 func failID(n int, err error) func(*kgo.Record) error {
 	return func(rec *kgo.Record) error {
 		for _, h := range rec.Headers {
-			if h.Key == "id" && string(h.Value) == eventID(n) {
+			if h.Key == route.HeaderID && string(h.Value) == eventID(n) {
 				return err
 			}
 		}

@@ -95,9 +95,10 @@ func (r *Relay) reset() {
 }
 
 // Run routes until ctx is cancelled or a fatal error occurs. On
-// cancellation it finishes the binlog transaction in progress, commits,
-// and returns nil; if that takes longer than ShutdownTimeout it aborts the
-// open Kafka transaction and returns the context's error.
+// cancellation it finishes the binlog transaction in progress (or, after
+// half ShutdownTimeout, commits inside it), commits, and returns nil; if
+// that takes longer than ShutdownTimeout it aborts the open Kafka
+// transaction and returns an error wrapping ErrShutdownTimeout.
 //
 // With HA, Run first waits to be elected; when it loses the active role
 // it stops routing (an uncommitted Kafka transaction is aborted or fenced)

@@ -19,8 +19,9 @@ type Config struct {
 	// MySQL is the reader's configuration. Used: Addr, User, Password, TLS,
 	// ServerID, Tables and Columns.
 	MySQL binlog.Config
-	// Kafka are the connection options of every Kafka client (seed
-	// brokers, TLS, SASL), as for the relay.
+	// Kafka are the options of every Kafka client (config's KafkaOpts:
+	// seed brokers, client id, record compression, TLS, SASL), as for the
+	// relay.
 	Kafka []kgo.Opt
 	// Brokers are the seed brokers, for messages only.
 	Brokers []string
