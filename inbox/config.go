@@ -110,14 +110,17 @@ type Config struct {
 	// default 500.
 	MaxPollRecords int
 	// PartitionBacklog bounds the records fetched and waiting to be handled
-	// per partition (at least MaxPollRecords); default 1000. A partition
-	// whose backlog could not take another poll stops being fetched until
-	// half of the room is free again.
+	// per partition (at least MaxPollRecords); default 1000, or
+	// MaxPollRecords if larger. A partition is not fetched while its
+	// backlog holds more than PartitionBacklog-MaxPollRecords records (one
+	// more poll might not fit), until it is down to half of that.
 	PartitionBacklog int
 
-	// KafkaOptions are appended to the client options (TLS, SASL, ...).
+	// KafkaOptions are appended to the client options (TLS, SASL, ...), so
+	// they may override defaults such as kgo.FetchMaxWait (500 ms here).
 	// Options that the consumer relies on (group, balancer, isolation
-	// level, commit and rebalance callbacks) must not be overridden.
+	// level, control records, commit and rebalance callbacks) must not be
+	// overridden.
 	KafkaOptions []kgo.Opt
 	// Logger receives the consumer's log lines; nil discards them.
 	Logger *zerolog.Logger
