@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
@@ -187,5 +188,81 @@ func TestInboxStopPolicy(t *testing.T) {
 	}
 	if st := r.Stats(); st.Duplicates != 0 {
 		t.Errorf("second run %+v: want no duplicate (the committed offsets were exact)", st)
+	}
+}
+
+// TestInboxDeadLetterTopic: under DeadLetter, Run creates the dead-letter
+// topic at start (brokers create topics only when a client asks, and the
+// consumer's producer never does), before any record failed; a topic it
+// can neither find nor create ends Run at once with an error naming it;
+// under Stop no dead-letter topic is made.
+func TestInboxDeadLetterTopic(t *testing.T) {
+	d := inboxMariaDB()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	db := d.open(t)
+	if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
+		t.Fatal(err)
+	}
+	k := devenv.NewKafka(t)
+	topic := unique("inbox.dlt")
+	produceRecords(t, k.Brokers, []*kgo.Record{{Topic: topic, Key: []byte("k"), Headers: []kgo.RecordHeader{{Key: "id", Value: []byte("ev-1")}}}})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	exists := func(name string) bool {
+		td, err := adm.ListTopics(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return td.Has(name) && td[name].Err == nil
+	}
+	cfg := func(name string, policy inbox.FailurePolicy) inbox.Config {
+		return inbox.Config{
+			Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: name, DB: db, Dialect: d.dialect, OnFailure: policy,
+			Handler: func(context.Context, *sql.Tx, inbox.Event) error { return nil },
+		}
+	}
+
+	made := unique("dlt-made")
+	r := startInbox(t, cfg(made, inbox.DeadLetter))
+	eventually(t, 60*time.Second, "the dead-letter topic created and the record applied", func() bool {
+		return exists(made+".dead-letter") && r.Stats().Processed == 1
+	})
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+
+	stop := unique("dlt-stop")
+	r = startInbox(t, cfg(stop, inbox.Stop))
+	eventually(t, 60*time.Second, "the record applied", func() bool { return r.Stats().Processed == 1 })
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if exists(stop + ".dead-letter") {
+		t.Errorf("OnFailure Stop created %s.dead-letter", stop)
+	}
+
+	// Kafka refuses a topic whose name differs from an existing one only
+	// in '.' versus '_'.
+	clash := unique("dlt-clash")
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, clash+"_dead-letter"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := inbox.New(cfg(clash, inbox.DeadLetter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	err = c.Run(ctx)
+	t.Logf("Run with an uncreatable dead-letter topic returned after %v: %v", time.Since(began).Round(time.Millisecond), err)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`dead-letter topic "%s.dead-letter" does not exist and creating it failed`, clash)) {
+		t.Errorf("Run with an uncreatable dead-letter topic: %v", err)
+	}
+	if st := c.Stats(); st.Processed != 0 {
+		t.Errorf("stats %+v: nothing should have been consumed", st)
 	}
 }
