@@ -104,19 +104,10 @@ func (r *Reader) DB() *sql.DB { return r.db }
 // Close releases the SQL connection.
 func (r *Reader) Close() error { return r.db.Close() }
 
-// Refresh re-reads the server's settings and GTID state.
-func (r *Reader) Refresh(ctx context.Context) (*Server, error) {
-	s, err := Inspect(ctx, r.db)
-	if err == nil {
-		r.server = s
-	}
-	return s, err
-}
-
 // Run streams the binlog from the position after the transactions in from
 // into q, blocking while q is full, and closes q with its error when it
 // returns. It returns only with an error: ctx's when cancelled, a
-// *PurgedError, ErrAccessDenied, a *RowError for an outbox row it cannot
+// *PurgedError, ErrAccessDenied, a *EventError for an outbox row it cannot
 // map, or the last connection error after ReconnectTimeout.
 //
 // Lost connections are retried with backoff from the last transaction
@@ -139,7 +130,7 @@ type Resume struct {
 // resume's transaction, and the first resume.Rows outbox rows of that
 // transaction, when the server sends it, are not handed over again.
 func (r *Reader) RunResume(ctx context.Context, from *gtid.Set, resume Resume, q *Queue) (err error) {
-	defer func() { q.close(err) }()
+	defer func() { q.Close(err) }()
 	delivered := from.Clone()
 	s := &stream{
 		flavor:   r.server.Flavor,
@@ -200,18 +191,18 @@ type trackingSink struct {
 }
 
 func (t *trackingSink) addRow(ctx context.Context, r OutboxRow, size int, pos Position) error {
-	return t.q.addRow(ctx, r, size, pos)
+	return t.q.AddRow(ctx, r, size, pos)
 }
 
 func (t *trackingSink) done(ctx context.Context, txn *Txn, pos Position) error {
-	if err := t.q.done(ctx, txn, pos); err != nil {
+	if err := t.q.EndTxn(ctx, txn, pos); err != nil {
 		return err
 	}
 	txn.AddTo(t.delivered)
 	return nil
 }
 
-func (t *trackingSink) heartbeat(pos Position) { t.q.heartbeat(pos) }
+func (t *trackingSink) heartbeat(pos Position) { t.q.Heartbeat(pos) }
 
 // sessionError marks an error of the stream itself (not of the
 // connection): retrying would meet it again.

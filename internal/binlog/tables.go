@@ -127,12 +127,12 @@ func (c *tableCache) lookup(ctx context.Context, tm *replication.TableMapEvent, 
 			if why == "" {
 				why = "it was not read at start"
 			}
-			return nil, &RowError{Table: name, GTID: gtidText,
+			return nil, &EventError{Table: name, GTID: gtidText,
 				Err: fmt.Errorf("%w: the binlog carries no column names (binlog_row_metadata is not FULL) and the table's column layout when this row was written is not known: %s", ErrUnmappable, why),
 				Fix: fullMetadataFix}
 		}
 		if err := checkTableMap(tm, cols); err != nil {
-			return nil, &RowError{Table: name, GTID: gtidText,
+			return nil, &EventError{Table: name, GTID: gtidText,
 				Err: fmt.Errorf("%w: the row does not match the column layout the router tracked (%s): %w", ErrUnmappable, describeDefs(cols), err),
 				Fix: fullMetadataFix}
 		}
@@ -140,28 +140,28 @@ func (c *tableCache) lookup(ctx context.Context, tm *replication.TableMapEvent, 
 	} else if !fromMeta {
 		var err error
 		if names, err = c.queried(ctx, tm, false); err != nil {
-			return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: reading its columns: %w", ErrUnmappable, err),
+			return nil, &EventError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: reading its columns: %w", ErrUnmappable, err),
 				Fix: "set binlog_row_metadata=FULL on the server, or grant SELECT on the table so its columns can be read from information_schema"}
 		}
 		if len(names) != int(tm.ColumnCount) {
 			// The table changed since we last asked; ask once more.
 			if names, err = c.queried(ctx, tm, true); err != nil {
-				return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: reading its columns: %w", ErrUnmappable, err)}
+				return nil, &EventError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: reading its columns: %w", ErrUnmappable, err)}
 			}
 		}
 	}
 	if len(names) != int(tm.ColumnCount) {
-		return nil, &RowError{Table: name, GTID: gtidText,
+		return nil, &EventError{Table: name, GTID: gtidText,
 			Err: fmt.Errorf("%w: the binlog row has %d columns but the table has %d now", ErrUnmappable, tm.ColumnCount, len(names)),
 			Fix: "the table's definition changed after this row was written; set binlog_row_metadata=FULL on the server so rows carry their own column names, then restart"}
 	}
 	layout, err := c.columns.Resolve(name, names)
 	if err != nil {
-		return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: %w", ErrUnmappable, err)}
+		return nil, &EventError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: %w", ErrUnmappable, err)}
 	}
 	convs, err := valueConvs(tm, layout, names, c.uuid)
 	if err != nil {
-		return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: %w", ErrUnmappable, err)}
+		return nil, &EventError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: %w", ErrUnmappable, err)}
 	}
 	if len(c.byID) > 4096 {
 		clear(c.byID)

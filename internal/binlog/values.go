@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/pingcap/tidb/pkg/parser/charset"
 	"golang.org/x/text/encoding"
@@ -65,7 +65,7 @@ func valueConvs(tm *replication.TableMapEvent, l schema.Layout, names []string, 
 		}
 		vc := valueConv{field: f, column: columnName(names, i)}
 		if coll == binaryCollation {
-			if tp == mysql.MYSQL_TYPE_STRING {
+			if tp == gomysql.MYSQL_TYPE_STRING {
 				vc.padTo = int(meta)
 			}
 			if f == fieldEventID {

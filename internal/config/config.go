@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
@@ -163,8 +162,8 @@ func (c *Config) Validate() error {
 	if _, err := c.compression(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Start != "earliest" && c.Start != "latest" && !strings.HasPrefix(c.Start, "gtid:") {
-		errs = append(errs, fmt.Errorf("--start %q: use earliest, latest or gtid:<set>", c.Start))
+	if err := relay.CheckStart(c.Start); err != nil {
+		errs = append(errs, err)
 	}
 	if c.ServerID == 0 || c.ServerID > 1<<32-1 {
 		errs = append(errs, fmt.Errorf("--server-id %d: use 1 to 4294967295, unique among the server's replicas", c.ServerID))

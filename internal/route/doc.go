@@ -54,7 +54,9 @@
 // payload not valid JSON when Config.ValidateJSON (invalid_payload_json);
 // the topic (invalid_topic); the headers column not valid JSON or not an
 // object (invalid_headers). Record never panics on any row content, and the
-// same row always gives the same result.
+// same row always gives the same result. A record larger than the producer
+// may send is a row error too (record_too_large): the relay checks the size
+// and builds it with TooLarge.
 //
 // # Aliasing and cost
 //

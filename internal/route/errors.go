@@ -20,6 +20,7 @@ const (
 	KindInvalidPayloadJSON Kind = "invalid_payload_json"
 	KindInvalidHeaders     Kind = "invalid_headers"
 	KindInvalidTopic       Kind = "invalid_topic"
+	KindRecordTooLarge     Kind = "record_too_large"
 )
 
 // Sentinel errors, one per Kind, so that errors.Is works on a *RowError.
@@ -40,6 +41,9 @@ var (
 	// ErrInvalidTopic: the topic built from the template is not a legal
 	// Kafka topic name. ValidTopic's errors wrap it too.
 	ErrInvalidTopic = errors.New("invalid Kafka topic name")
+	// ErrRecordTooLarge: the record built from the row is larger than the
+	// producer may send (the relay checks its size: TooLarge).
+	ErrRecordTooLarge = errors.New("record too large")
 
 	// ErrInvalidTemplate: Config.TopicTemplate cannot be parsed. New returns
 	// it (wrapped); it is a configuration error, never a row error.
@@ -79,6 +83,15 @@ func (e *RowError) Error() string {
 
 // Unwrap returns Err.
 func (e *RowError) Unwrap() error { return e.Err }
+
+// TooLarge is the row error of a row whose record of size bytes is over
+// the limit the producer may send (--max-message-bytes); table is
+// "database.table".
+func TooLarge(table, gtid, eventID string, size, limit int) *RowError {
+	return &RowError{Table: table, GTID: gtid, EventID: eventID, Kind: KindRecordTooLarge,
+		Err: newProblem(KindRecordTooLarge, ErrRecordTooLarge, "record of "+strconv.Itoa(size)+" bytes exceeds --max-message-bytes "+
+			strconv.Itoa(limit)+"; raise --max-message-bytes and the brokers' message.max.bytes, or keep payloads smaller")}
+}
 
 // problem is the Err of a RowError: a precise message over a sentinel.
 type problem struct {
