@@ -210,7 +210,7 @@ func TestRowCodecTruncated(t *testing.T) {
 		ColumnMeta: []uint16{400, 4, 0}}
 	l := schema.Layout{EventID: 0, AggregateType: -1, AggregateID: 2, EventType: -1, Payload: 1,
 		CreatedAt: -1, SchemaVersion: -1, Traceparent: -1, Headers: -1, NumColumns: 3}
-	c := newRowCodec(tm, l)
+	c := newRowCodec(tm, l, nil)
 	require.True(t, c.usable)
 	good := []byte{0, 2, 0, 'i', 'd', 3, 0, 0, 0, 'p', 'a', 'y', 7, 0, 0, 0, 0, 0, 0, 0}
 	var r OutboxRow
@@ -246,7 +246,7 @@ func FuzzRowCodec(f *testing.F) {
 		}
 		l := schema.Layout{EventID: 0, AggregateType: -1, AggregateID: len(types) - 1, EventType: -1, Payload: len(types) / 2,
 			CreatedAt: (len(types) + 1) / 3, SchemaVersion: -1, Traceparent: -1, Headers: -1, NumColumns: len(types)}
-		c := newRowCodec(tm, l)
+		c := newRowCodec(tm, l, nil)
 		if !c.usable {
 			return
 		}
@@ -285,7 +285,7 @@ func BenchmarkRowCodec(b *testing.B) {
 		ColumnMeta: []uint16{0xfe00 | 144, 1020, 1020, 1020, 4, 6}}
 	l := schema.Layout{EventID: 0, AggregateType: 1, AggregateID: 2, EventType: 3, Payload: 4,
 		CreatedAt: 5, SchemaVersion: -1, Traceparent: -1, Headers: -1, NumColumns: 6}
-	c := newRowCodec(tm, l)
+	c := newRowCodec(tm, l, nil)
 	require.True(b, c.usable)
 	row := []byte{0}
 	row = append(append(row, 36), "0b7e8a52-2a5b-4c2e-9d55-7f6c1f1e0a01"...)
