@@ -6,7 +6,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/charset"
-	"golang.org/x/text/encoding/charmap"
 
 	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/schema"
@@ -83,43 +82,25 @@ func decoderFor(cs string) (textDecoder, bool) {
 	return t.decode, true
 }
 
-// singleByteCharmaps are the single-byte server character sets with the
-// code page that holds the same characters (MySQL's latin1 is Windows-1252).
-// TestSingleByteCharsetsMatchServer compares each byte with the server's
-// own conversion.
-var singleByteCharmaps = map[string]*charmap.Charmap{
-	"latin1":   charmap.Windows1252,
-	"latin2":   charmap.ISO8859_2,
-	"latin5":   charmap.ISO8859_9,
-	"latin7":   charmap.ISO8859_13,
-	"greek":    charmap.ISO8859_7,
-	"hebrew":   charmap.ISO8859_8,
-	"cp1250":   charmap.Windows1250,
-	"cp1251":   charmap.Windows1251,
-	"cp1256":   charmap.Windows1256,
-	"cp1257":   charmap.Windows1257,
-	"cp850":    charmap.CodePage850,
-	"cp852":    charmap.CodePage852,
-	"cp866":    charmap.CodePage866,
-	"koi8r":    charmap.KOI8R,
-	"koi8u":    charmap.KOI8U,
-	"macroman": charmap.Macintosh,
-}
-
 // byteTable maps each byte of a single-byte character set to its
 // character; -1 where the set has none.
 type byteTable [256]rune
 
+// singleByte are the tables of singleByteChars.
 var singleByte = func() map[string]*byteTable {
 	out := map[string]*byteTable{}
-	for name, cm := range singleByteCharmaps {
+	for name, chars := range singleByteChars {
 		t := &byteTable{}
-		for b := range 256 {
-			r := cm.DecodeByte(byte(b))
+		i := 0
+		for _, r := range chars {
 			if r == utf8.RuneError {
 				r = -1
 			}
-			t[b] = r
+			t[i] = r
+			i++
+		}
+		if i != 256 {
+			panic("binlog: the table of " + name + " has " + fmt.Sprint(i) + " characters")
 		}
 		out[name] = t
 	}

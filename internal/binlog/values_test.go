@@ -65,9 +65,9 @@ func TestValueConversions(t *testing.T) {
 	assert.ErrorContains(t, (&table{convs: convs}).convert(&r), "aggregate_type (utf8mb4) holds bytes that are not valid UTF-8: 0xff")
 
 	tm := fullMetaTable()
-	tm.DefaultCharset = []uint64{63, 2, 10} // swe7
+	tm.DefaultCharset = []uint64{63, 2, 13} // sjis
 	_, _, err = valueConvs(tm, fiveColumns, fiveNames, nil, mariaOpts(UUIDStandard))
-	assert.ErrorContains(t, err, "column payload (the payload) has character set swe7, which the router cannot convert to UTF-8")
+	assert.ErrorContains(t, err, "column payload (the payload) has character set sjis, which the router cannot convert to UTF-8")
 	tm.DefaultCharset = []uint64{63, 2, 10, 2, 12345}
 	_, _, err = valueConvs(tm, fiveColumns, fiveNames, nil, mariaOpts(UUIDStandard))
 	assert.ErrorContains(t, err, "column payload (the payload): its collation id 12345 is not one the router knows")
@@ -205,6 +205,8 @@ func TestTextDecoders(t *testing.T) {
 		{"cp1250", "\x8a\xe8", "Šč", ""},
 		{"cp1250", "\x81", "", "byte 0x81 holds no character"},
 		{"koi8r", "\xf0\xd2\xc9", "При", ""},
+		{"swe7", "\x7b\x7d", "äå", ""},
+		{"swe7", "\x80", "", "byte 0x80 holds no character"},
 	} {
 		dec, ok := decoderFor(tt.cs)
 		require.True(t, ok, tt.cs)
@@ -216,7 +218,7 @@ func TestTextDecoders(t *testing.T) {
 		require.NoError(t, err, "%s %q", tt.cs, tt.in)
 		assert.Equal(t, tt.want, string(got), "%s %q", tt.cs, tt.in)
 	}
-	for _, cs := range []string{"swe7", "sjis", "big5", "gbk", "armscii8"} {
+	for _, cs := range []string{"sjis", "big5", "gbk", "ujis", "euckr", "gb18030", "cp932"} {
 		_, ok := decoderFor(cs)
 		assert.False(t, ok, cs)
 	}
