@@ -215,3 +215,15 @@ func charsetMaxLen(cs string) (int, bool) {
 	n, ok := maxLens[cs]
 	return n, ok
 }
+
+// Convertible reports whether the router publishes text of character set
+// cs (as information_schema names it): UTF-8 and ASCII as they are, binary
+// strings as their bytes, the single-byte and Unicode sets converted to
+// UTF-8.
+func Convertible(cs string) bool {
+	if isUTF8Charset(cs) || cs == "binary" {
+		return true
+	}
+	_, ok := decoderFor(cs)
+	return ok
+}

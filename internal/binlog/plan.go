@@ -54,7 +54,7 @@ func valueConvs(tm *replication.TableMapEvent, l schema.Layout, names []string, 
 				}
 				zone = opts.zone
 			default:
-				return nil, nil, fmt.Errorf("%s is a %s; the record timestamp comes from a TIMESTAMP, a DATETIME or a BIGINT of epoch milliseconds: change its type, or run with --column-created-at='' to take the commit time", what, typeName(tp))
+				return nil, nil, fmt.Errorf("%s is a %s; the record timestamp comes from a TIMESTAMP, a DATETIME or a BIGINT of epoch milliseconds: change its type, or set --column-created-at to a column name the table does not have, to take the commit time", what, typeName(tp))
 			}
 			continue
 		}
