@@ -71,9 +71,13 @@ func valueConvs(tm *replication.TableMapEvent, l schema.Layout, names []string, 
 				}
 			}
 			continue
-		case tp == mysql.MYSQL_TYPE_NEWDECIMAL, tp == mysql.MYSQL_TYPE_JSON:
-			// DECIMAL as its digits; MySQL's binary JSON as the text
-			// SELECT prints (go-mysql renders it).
+		case tp == mysql.MYSQL_TYPE_NEWDECIMAL:
+			continue // its digits, as go-mysql decodes them
+		case tp == mysql.MYSQL_TYPE_JSON:
+			// MySQL's binary JSON: go-mysql renders it, the conversion
+			// spells it as SELECT prints it.
+			vc.json = true
+			convs = append(convs, vc)
 			continue
 		case !isText(tp):
 			return nil, nil, fmt.Errorf("%s is a %s, which the router does not publish: outbox columns are text, binary strings, integers, DECIMAL or JSON", what, typeName(tp))

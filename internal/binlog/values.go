@@ -32,6 +32,7 @@ type valueConv struct {
 	decode  textDecoder // a text column in a character set other than UTF-8
 	check   bool        // utf8mb3/utf8mb4/ascii text: the bytes must be valid UTF-8 already
 	charset string
+	json    bool // MySQL's binary JSON, rendered by go-mysql: spelled as MySQL's SELECT prints it
 	// An integer column of bits bits whose sign the TABLE_MAP does not
 	// carry: both decoders read it as signed. sign is schema.Unsigned
 	// when the definition says UNSIGNED (a negative reading is read again
@@ -61,6 +62,9 @@ func (t *table) convert(r *OutboxRow) error {
 func (vc *valueConv) apply(v []byte) ([]byte, error) {
 	if vc.bits > 0 {
 		return vc.integer(v)
+	}
+	if vc.json {
+		return mysqlJSONText(v), nil
 	}
 	if vc.padTo > len(v) {
 		v = append(append(make([]byte, 0, vc.padTo), v...), make([]byte, vc.padTo-len(v))...)

@@ -145,7 +145,7 @@ func TestValueTypes(t *testing.T) {
 	convs, zone, err := valueConvs(tm, l, names, nil, mysql)
 	require.NoError(t, err)
 	assert.Equal(t, mysql.zone, zone)
-	assert.Len(t, convs, 3, "UTF-8 checks of the three text columns; DECIMAL and JSON as decoded")
+	assert.Len(t, convs, 4, "UTF-8 checks of the three text columns and the JSON text; DECIMAL as decoded")
 
 	for _, bad := range []struct {
 		tp   byte
@@ -221,6 +221,19 @@ func TestTextDecoders(t *testing.T) {
 	for _, cs := range []string{"sjis", "big5", "gbk", "ujis", "euckr", "gb18030", "cp932"} {
 		_, ok := decoderFor(cs)
 		assert.False(t, ok, cs)
+	}
+}
+
+// go-mysql's compact JSON spelled as MySQL's SELECT prints it.
+func TestMySQLJSONText(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1,"b":[true,null,"x,y: z"],"c":{}}`: `{"a": 1, "b": [true, null, "x,y: z"], "c": {}}`,
+		`["\u003c\u003e\u0026","\u2028\u2029"]`:   "[\"<>&\", \"\u2028\u2029\"]",
+		`"a\\u003c\"\n\u001f"`:                    `"a\\u003c\"\n\u001f"`,
+		`[]`:                                      `[]`,
+		`12.5`:                                    `12.5`,
+	} {
+		assert.Equal(t, want, string(mysqlJSONText([]byte(in))), in)
 	}
 }
 
