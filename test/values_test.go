@@ -356,3 +356,88 @@ func TestValuesTimeZone(t *testing.T) {
 	v = runValidate(t, nil, e.args("ts", "--outbox-table", "shop.ts_datetime", "--datetime-zone", "Europe/Berlin")...)
 	assert.Contains(t, v.line("OK", "outbox column types shop.ts_datetime"), "created_at datetime(6) (read in time zone Europe/Berlin)")
 }
+
+// TestValuesRefused: a mapped column the router cannot publish exactly (a
+// character set it does not convert, a type it does not publish) stops it
+// before the first row, naming the column and the reason; nothing is
+// committed, and validate fails the same column.
+func TestValuesRefused(t *testing.T) {
+	e := newEnv(t, envOpts{maria: devenv.MariaDBConfig{ExtraArgs: []string{"--binlog-row-metadata=NO_LOG"}}})
+	for _, tt := range []struct {
+		table, columns, insert, want string
+		args                         []string
+	}{
+		{"r_sjis", "payload TEXT CHARACTER SET sjis", "'{}'", "column payload (the payload) has character set sjis, which the router cannot convert to UTF-8", nil},
+		{"r_float", "payload LONGTEXT, created_at TIMESTAMP NULL, schema_version FLOAT", "'{}'", "column schema_version (the schema version) is of type FLOAT, which the router does not publish",
+			[]string{"--column-schema-version", "schema_version"}},
+	} {
+		t.Run(tt.table, func(t *testing.T) {
+			e.exec(fmt.Sprintf("CREATE TABLE %s (seq BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(36) NOT NULL, aggregate_type VARCHAR(64) NOT NULL, "+
+				"aggregate_id VARCHAR(64) NOT NULL, event_type VARCHAR(64) NOT NULL, %s) DEFAULT CHARSET=utf8mb4", tt.table, tt.columns))
+			e.exec(fmt.Sprintf("INSERT INTO %s (event_id, aggregate_type, aggregate_id, event_type, payload) VALUES (UUID(), 'order', 'a', 'Placed', %s)", tt.table, tt.insert))
+			args := append(e.args("refused-"+tt.table, "--topic-template", e.prefix+".{table}", "--outbox-table", "shop."+tt.table), tt.args...)
+			c := newConsumer(t, e.kafka.Brokers, "^"+e.prefix+`\.`+tt.table+"$")
+			r := startRouter(t, args...)
+			code := r.wait(60 * time.Second)
+			assert.Equal(t, 1, code)
+			assert.Contains(t, r.out.String(), tt.want)
+			assert.Empty(t, c.quiet(time.Second), "nothing committed")
+			assert.Equal(t, "", loadCheckpoint(t, e, "refused-"+tt.table), "no checkpoint")
+			v := runValidate(t, nil, args...)
+			assert.Equal(t, 1, v.code)
+			assert.NotEmpty(t, v.line("FAIL", "outbox column types shop."+tt.table))
+			t.Logf("stop: %s", lineWith(r.out.String(), tt.want))
+		})
+	}
+}
+
+// TestValuesSystemTimeZone: a server whose time_zone is SYSTEM, its host's
+// zone Europe/Berlin, which system_time_zone names only as CET or CEST. The
+// router cannot know the zone of a DATETIME created_at: it stops before
+// the first row asking for --datetime-zone, and validate fails. With
+// --datetime-zone Europe/Berlin every record timestamp is the instant the
+// server's own UNIX_TIMESTAMP gives, in winter and in summer time.
+func TestValuesSystemTimeZone(t *testing.T) {
+	t.Setenv("TZ", "Europe/Berlin") // inherited by mariadbd
+	e := newEnv(t, envOpts{})
+	var zone, system string
+	require.NoError(t, e.db.QueryRow("SELECT @@global.time_zone, @@global.system_time_zone").Scan(&zone, &system))
+	require.Equal(t, "SYSTEM", zone)
+	require.Contains(t, []string{"CET", "CEST"}, system)
+	e.exec("CREATE TABLE ts_system (seq BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(36) NOT NULL, aggregate_type VARCHAR(64) NOT NULL, " +
+		"aggregate_id VARCHAR(64) NOT NULL, event_type VARCHAR(64) NOT NULL, payload LONGTEXT NULL, created_at DATETIME(3) NOT NULL)")
+	for _, v := range []string{"2026-01-15 12:00:00.250", "2026-07-15 12:00:00.500", "2026-03-29 01:59:59", "2026-03-29 03:00:00", "2026-10-25 03:30:00"} {
+		e.exec("INSERT INTO ts_system (event_id, aggregate_type, aggregate_id, event_type, payload, created_at) VALUES (UUID(), 'order', 'a', 'Placed', '{}', '" + v + "')")
+	}
+	args := e.args("system", "--topic-template", e.prefix+".{table}", "--outbox-table", "shop.ts_system")
+	c := newConsumer(t, e.kafka.Brokers, "^"+e.prefix+`\.ts_system$`)
+
+	r := startRouter(t, args...)
+	assert.Equal(t, 1, r.wait(60*time.Second))
+	assert.Contains(t, r.out.String(), "column created_at (the creation time) is a DATETIME, a wall-clock time without a time zone, and the server's time zone is not known (the server's time_zone is SYSTEM and its system_time_zone")
+	assert.Contains(t, r.out.String(), system+`\" is an abbreviation`)
+	assert.Contains(t, r.out.String(), "set --datetime-zone")
+	assert.Empty(t, c.quiet(time.Second), "nothing committed")
+	v := runValidate(t, nil, args...)
+	assert.Equal(t, 1, v.code)
+	assert.Contains(t, v.line("FAIL", "outbox column types shop.ts_system"), "the zone to read it in is not known")
+
+	rows, err := e.db.Query("SELECT event_id, CAST(FLOOR(UNIX_TIMESTAMP(created_at) * 1000) AS SIGNED) FROM ts_system")
+	require.NoError(t, err)
+	wantMs := map[string]int64{}
+	for rows.Next() {
+		var id string
+		var ms int64
+		require.NoError(t, rows.Scan(&id, &ms))
+		wantMs[id] = ms
+	}
+	require.NoError(t, rows.Err())
+	r = startRouter(t, append(args, "--datetime-zone", "Europe/Berlin")...)
+	got := c.read(len(wantMs), 60*time.Second)
+	for _, rec := range got {
+		id, _ := header(rec, "id")
+		assert.Equal(t, wantMs[id], rec.Timestamp.UnixMilli(), "row %s: %s", id, rec.Timestamp.UTC())
+	}
+	require.Equal(t, 0, r.stop(20*time.Second))
+	t.Logf("system_time_zone %s: stopped without --datetime-zone; with it, %d record timestamps as the server's UNIX_TIMESTAMP", system, len(got))
+}

@@ -54,7 +54,7 @@ func valueConvs(tm *replication.TableMapEvent, l schema.Layout, names []string, 
 				}
 				zone = opts.zone
 			default:
-				return nil, nil, fmt.Errorf("%s is a %s; the record timestamp comes from a TIMESTAMP, a DATETIME or a BIGINT of epoch milliseconds: change its type, or set --column-created-at to a column name the table does not have, to take the commit time", what, typeName(tp))
+				return nil, nil, fmt.Errorf("%s is of type %s; the record timestamp comes from a TIMESTAMP, a DATETIME or a BIGINT of epoch milliseconds: change its type, or set --column-created-at to a column name the table does not have, to take the commit time", what, typeName(tp))
 			}
 			continue
 		}
@@ -80,7 +80,7 @@ func valueConvs(tm *replication.TableMapEvent, l schema.Layout, names []string, 
 			convs = append(convs, vc)
 			continue
 		case !isText(tp):
-			return nil, nil, fmt.Errorf("%s is a %s, which the router does not publish: outbox columns are text, binary strings, integers, DECIMAL or JSON", what, typeName(tp))
+			return nil, nil, fmt.Errorf("%s is of type %s, which the router does not publish: outbox columns are text, binary strings, integers, DECIMAL or JSON", what, typeName(tp))
 		}
 		cs, err := columnCharset(i, collations, def, opts.flavor)
 		if err != nil {

@@ -151,9 +151,9 @@ func TestValueTypes(t *testing.T) {
 		tp   byte
 		want string
 	}{
-		{gomysql.MYSQL_TYPE_DOUBLE, "column agg (the aggregate id) is a DOUBLE, which the router does not publish"},
-		{gomysql.MYSQL_TYPE_DATE, "column agg (the aggregate id) is a DATE"},
-		{gomysql.MYSQL_TYPE_ENUM, "column agg (the aggregate id) is a ENUM"},
+		{gomysql.MYSQL_TYPE_DOUBLE, "column agg (the aggregate id) is of type DOUBLE, which the router does not publish"},
+		{gomysql.MYSQL_TYPE_DATE, "column agg (the aggregate id) is of type DATE"},
+		{gomysql.MYSQL_TYPE_ENUM, "column agg (the aggregate id) is of type ENUM"},
 	} {
 		tm.ColumnType[2] = bad.tp
 		_, _, err = valueConvs(tm, l, names, nil, mysql)
@@ -162,7 +162,7 @@ func TestValueTypes(t *testing.T) {
 	tm.ColumnType[2] = gomysql.MYSQL_TYPE_NEWDECIMAL
 	tm.ColumnType[5] = gomysql.MYSQL_TYPE_LONG
 	_, _, err = valueConvs(tm, l, names, nil, mysql)
-	assert.ErrorContains(t, err, "column created_at (the creation time) is a integer; the record timestamp comes from a TIMESTAMP, a DATETIME or a BIGINT of epoch milliseconds")
+	assert.ErrorContains(t, err, "column created_at (the creation time) is of type integer; the record timestamp comes from a TIMESTAMP, a DATETIME or a BIGINT of epoch milliseconds")
 }
 
 // Collation ids as the servers number them, the high ones included.
