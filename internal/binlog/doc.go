@@ -26,6 +26,16 @@
 //     checked against it. A row whose layout is not known for certain, or
 //     that cannot be mapped, is a *EventError wrapping ErrUnmappable, before
 //     the row: never skipped, never guessed.
+//   - Values are what SELECT prints for them: mapped text converted to
+//     UTF-8 from its character set (or checked to be UTF-8), BINARY(n)
+//     padded back to n bytes, a 16-byte binary event id as UUID text
+//     (Config.UUIDBinary), an UNSIGNED integer as unsigned, MySQL's
+//     binary JSON as its SELECT text, a DATETIME created_at read in
+//     Config.DatetimeZone or the server's time zone. Character sets and
+//     signs come from the TABLE_MAP (binlog_row_metadata MINIMAL or FULL)
+//     or the tracked definition; a fact neither knows, a type not
+//     published or a character set not converted is a *EventError wrapping
+//     ErrUnmappable before the row, naming the column.
 //   - A row image without a mapped column (binlog_row_image changed at
 //     runtime) is a *EventError before the row; an outbox INSERT logged as a
 //     statement (binlog_format changed at runtime) is a *EventError wrapping

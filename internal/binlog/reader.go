@@ -30,16 +30,18 @@ type Reader struct {
 	outbox outboxSet
 	log    zerolog.Logger
 
-	layouts  map[string][]schema.ColumnDef // definitions in force at the next Run's start (SetLayouts)
-	prepared []PreparedXA                  // XA transactions prepared before the next Run's start
+	values   valueOptions               // UUID byte order, DATETIME zone
+	layouts  map[string]schema.TableDef // definitions in force at the next Run's start (SetLayouts)
+	prepared []PreparedXA               // XA transactions prepared before the next Run's start
 }
 
-// SetLayouts gives the next Run the outbox tables' column definitions in
-// force at its start position, as a checkpoint stored them (Txn.Layouts).
-// They must belong to exactly that position. When they cover every
-// outbox table, Run takes them instead of reading information_schema;
-// nil forgets them.
-func (r *Reader) SetLayouts(layouts map[string][]schema.ColumnDef) { r.layouts = layouts }
+// SetLayouts gives the next Run the outbox tables' definitions in force
+// at its start position, as a checkpoint stored them (Txn.Layouts). They
+// must belong to exactly that position. Run takes a complete definition
+// as it is; one without the character sets and signs of its columns (a
+// checkpoint of an earlier version) is completed from information_schema
+// where no DDL statement touched the table since. nil forgets them.
+func (r *Reader) SetLayouts(layouts map[string]schema.TableDef) { r.layouts = layouts }
 
 // SetPrepared sets the XA transactions prepared before the position the
 // next Run starts from, whose COMMIT or ROLLBACK may follow: the list the
@@ -90,8 +92,17 @@ func Open(ctx context.Context, cfg Config) (*Reader, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Reader{cfg: cfg, db: db, server: server, outbox: newOutboxSet(cfg.Tables),
-		log: cfg.Logger.With().Str("component", "binlog").Logger()}, nil
+	r := &Reader{cfg: cfg, db: db, server: server, outbox: newOutboxSet(cfg.Tables),
+		log: cfg.Logger.With().Str("component", "binlog").Logger()}
+	r.values = valueOptions{flavor: server.Flavor, uuid: cfg.UUIDBinary, zone: cfg.DatetimeZone}
+	if r.values.zone == nil {
+		zone, err := server.DatetimeZone()
+		if err != nil {
+			r.values.noZone = err.Error()
+		}
+		r.values.zone = zone
+	}
+	return r, nil
 }
 
 // Server returns what was read about the server at Open.
@@ -134,7 +145,7 @@ func (r *Reader) RunResume(ctx context.Context, from *gtid.Set, resume Resume, q
 	delivered := from.Clone()
 	s := &stream{
 		flavor:   r.server.Flavor,
-		tables:   newTableCache(r.outbox, r.cfg.Columns, r.columnSource),
+		tables:   newTableCache(r.outbox, r.cfg.Columns, r.columnSource, r.values),
 		onUpdate: r.cfg.OnUpdate,
 		observer: r.cfg.Observer,
 		guard:    r.cfg.Guard,

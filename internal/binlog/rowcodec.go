@@ -30,6 +30,7 @@ type rowCodec struct {
 	types, signedness []byte
 	metas             []uint16
 	layout            schema.Layout
+	zone              *time.Location
 }
 
 type colCodec struct {
@@ -37,6 +38,7 @@ type colCodec struct {
 	meta     uint16 // type metadata; for STRING its declared length
 	field    rowField
 	unsigned bool
+	zone     *time.Location // a DATETIME created_at's time zone; nil is UTC
 }
 
 type rowField uint8
@@ -69,8 +71,8 @@ var errRowTruncated = errors.New("row image is shorter than its columns")
 func (t *table) codecFor(tm *replication.TableMapEvent) *rowCodec {
 	c := t.codec
 	if c == nil || !bytes.Equal(c.types, tm.ColumnType) || !bytes.Equal(c.signedness, tm.SignednessBitmap) ||
-		!equalMetas(c.metas, tm.ColumnMeta) || c.layout != t.layout {
-		c = newRowCodec(tm, t.layout)
+		!equalMetas(c.metas, tm.ColumnMeta) || c.layout != t.layout || c.zone != t.zone {
+		c = newRowCodec(tm, t.layout, t.zone)
 		t.codec = c
 	}
 	return c
@@ -88,7 +90,9 @@ func equalMetas(a, b []uint16) bool {
 	return true
 }
 
-func newRowCodec(tm *replication.TableMapEvent, l schema.Layout) *rowCodec {
+// newRowCodec builds the codec of TABLE_MAP tm for layout l; zone is the
+// time zone of a DATETIME created_at (nil: UTC).
+func newRowCodec(tm *replication.TableMapEvent, l schema.Layout, zone *time.Location) *rowCodec {
 	c := &rowCodec{
 		usable:     len(tm.ColumnMeta) == len(tm.ColumnType) && len(tm.ColumnType) == l.NumColumns,
 		cols:       make([]colCodec, len(tm.ColumnType)),
@@ -96,6 +100,7 @@ func newRowCodec(tm *replication.TableMapEvent, l schema.Layout) *rowCodec {
 		signedness: bytes.Clone(tm.SignednessBitmap),
 		metas:      append([]uint16(nil), tm.ColumnMeta...),
 		layout:     l,
+		zone:       zone,
 	}
 	if !c.usable {
 		return c
@@ -104,6 +109,9 @@ func newRowCodec(tm *replication.TableMapEvent, l schema.Layout) *rowCodec {
 		if *i >= 0 && *i < len(c.cols) {
 			c.cols[*i].field = f
 		}
+	}
+	if l.CreatedAt >= 0 && l.CreatedAt < len(c.cols) {
+		c.cols[l.CreatedAt].zone = zone
 	}
 	numeric := 0 // go-mysql's UnsignedMap: the n-th numeric column has the n-th bit
 	for i := range c.cols {
@@ -371,7 +379,8 @@ func (col *colCodec) integerText(v []byte) []byte {
 }
 
 // time converts a created_at value as go-mysql (ParseTime) and timeColumn
-// do together: zero and invalid dates give the zero time.
+// do together: zero and invalid dates give the zero time; a DATETIME is
+// a wall-clock time in the column's zone.
 func (col *colCodec) time(v []byte) time.Time {
 	switch col.tp {
 	case gomysql.MYSQL_TYPE_LONGLONG:
@@ -403,8 +412,12 @@ func (col *colCodec) time(v []byte) time.Time {
 		if month == 0 || day == 0 {
 			return time.Time{}
 		}
+		zone := col.zone
+		if zone == nil {
+			zone = time.UTC
+		}
 		return time.Date(year, time.Month(month), day, int(hms>>12), int((hms>>6)%(1<<6)), int(hms%(1<<6)),
-			int(frac*1000), time.UTC)
+			int(frac*1000), zone)
 	}
 	return time.Time{}
 }

@@ -40,9 +40,9 @@ func (s *stream) statement(query, defaultDB, gtidText string) error {
 		if after, ok := c.settleAfter[name]; ok && after == gtidText {
 			// The last DDL before information_schema was read: from
 			// here on its answer is the definition in force.
-			if known := c.defs.cols[name]; known != nil && !sameNames(known, c.settle[name]) {
+			if known, ok := c.defs.known(name); ok && !sameNames(known.Columns, c.settle[name].Columns) {
 				return &EventError{Table: name, GTID: gtidText,
-					Err: fmt.Errorf("%w: after this statement the tracked columns (%s) differ from information_schema's (%s); statement: %s", ErrUnmappable, describeDefs(known), describeDefs(c.settle[name]), clip(query, 300)),
+					Err: fmt.Errorf("%w: after this statement the tracked columns (%s) differ from information_schema's (%s); statement: %s", ErrUnmappable, describeDefs(known.Columns), describeDefs(c.settle[name].Columns), clip(query, 300)),
 					Fix: fullMetadataFix}
 			}
 			c.defs.set(name, c.settle[name])

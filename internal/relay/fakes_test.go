@@ -82,9 +82,9 @@ func (s *fakeSource) starts() []fakeRun {
 	return slices.Clone(s.runs)
 }
 
-func (s *fakeSource) Server() *binlog.Server                   { return s.server }
-func (s *fakeSource) SetLayouts(map[string][]schema.ColumnDef) {}
-func (s *fakeSource) SetPrepared([]binlog.PreparedXA)          {}
+func (s *fakeSource) Server() *binlog.Server                { return s.server }
+func (s *fakeSource) SetLayouts(map[string]schema.TableDef) {}
+func (s *fakeSource) SetPrepared([]binlog.PreparedXA)       {}
 
 func (s *fakeSource) RunResume(ctx context.Context, from *gtid.Set, resume binlog.Resume, q *binlog.Queue) (err error) {
 	defer func() { q.Close(err) }()

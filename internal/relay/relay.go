@@ -32,8 +32,8 @@ type Relay struct {
 	// also covers transactions handed to Kafka since.
 	committed, pending *gtid.Set
 	pendingPos         binlog.Position
-	pendingTime        time.Time                     // source commit time of the last pending transaction
-	pendingLayouts     map[string][]schema.ColumnDef // outbox column definitions after the last pending transaction
+	pendingTime        time.Time                  // source commit time of the last pending transaction
+	pendingLayouts     map[string]schema.TableDef // outbox table definitions after the last pending transaction
 	pendingTxns        int
 	pendingXA          []binlog.PreparedXA // XA transactions prepared within pending
 	records            int                 // records since the last commit point

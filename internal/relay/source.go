@@ -21,7 +21,7 @@ type Source interface {
 	// definitions in force at its start position, as the checkpoint
 	// stored them; nil when there are none (the source then finds them
 	// itself).
-	SetLayouts(layouts map[string][]schema.ColumnDef)
+	SetLayouts(layouts map[string]schema.TableDef)
 
 	// SetPrepared gives the next RunResume the XA transactions prepared
 	// before its start position, as the checkpoint stored them.

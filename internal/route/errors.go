@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
 )
 
 // Kind classifies a row error. Its values are stable: they are used as a
@@ -32,9 +34,11 @@ var (
 	ErrNullEventType = errors.New("event_type is NULL or empty")
 	// ErrNullEventID: event_id is NULL or empty.
 	ErrNullEventID = errors.New("event_id is NULL or empty")
-	// ErrInvalidEventID: event_id is not a canonical UUID (Config.RequireUUID).
+	// ErrInvalidEventID: event_id is not a canonical UUID (Config.RequireUUID,
+	// --require-uuid).
 	ErrInvalidEventID = errors.New("event_id is not a UUID")
-	// ErrInvalidPayloadJSON: payload is not valid JSON (Config.ValidateJSON).
+	// ErrInvalidPayloadJSON: payload is not valid JSON or not UTF-8
+	// (Config.ValidateJSON, --validate-json).
 	ErrInvalidPayloadJSON = errors.New("payload is not valid JSON")
 	// ErrInvalidHeaders: the headers column is not a JSON object.
 	ErrInvalidHeaders = errors.New("headers column is not a JSON object")
@@ -107,20 +111,11 @@ func newProblem(kind Kind, base error, msg string) *problem {
 	return &problem{kind: kind, base: base, msg: msg}
 }
 
-// maxShown bounds how much of a row value an error message repeats.
-const maxShown = 100
-
-// display renders a value for an error message: plain when it is short
-// printable ASCII without spaces (UUIDs, GTIDs), quoted and clipped otherwise.
-func display(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	if len(s) <= maxShown && plain(s) {
-		return s
-	}
-	return quote(s)
-}
+// display renders a value for an error message as a person reads it
+// (binlog.Readable): plain when short printable ASCII without spaces
+// (UUIDs, GTIDs), quoted and clipped text otherwise, UUID text for 16
+// bytes that are not text, 0x hex for other bytes that are not text.
+func display(s string) string { return binlog.Readable([]byte(s)) }
 
 // quote quotes s for an error message, clipping it to maxShown bytes.
 func quote(s string) string {
@@ -134,11 +129,5 @@ func quote(s string) string {
 	return strconv.Quote(s[:cut]) + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }
 
-func plain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] >= 0x7f || s[i] == '"' {
-			return false
-		}
-	}
-	return true
-}
+// maxShown bounds how much of a template or topic a message repeats.
+const maxShown = 100

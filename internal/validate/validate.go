@@ -39,6 +39,13 @@ type Config struct {
 	// warns instead of failing, unless a table of a close name exists.
 	AllowMissingTable bool
 
+	// RequireUUID and ValidateJSON are --require-uuid and --validate-json:
+	// an event id column that cannot hold a UUID, or a payload column of
+	// bytes, is judged with them. (MySQL.UUIDBinary and
+	// MySQL.DatetimeZone are the other flags the column types are
+	// judged with.)
+	RequireUUID, ValidateJSON bool
+
 	// Timeout bounds each network step. Default DefaultTimeout.
 	Timeout time.Duration
 	// Now is the clock for the checkpoint's age. Default time.Now.
