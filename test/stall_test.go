@@ -16,9 +16,9 @@ import (
 )
 
 // TestStallPastTransactionTimeout stops the router (SIGSTOP) while a Kafka
-// transaction is open, keeps it stopped until the broker has aborted that
-// transaction for its 2 s transaction timeout (the producer epoch moves
-// on), then continues it (SIGCONT). The router must notice the abort, name
+// transaction is open, keeps it stopped until the broker has ended that
+// transaction (DescribeTransactions), past its 2 s transaction timeout,
+// then continues it (SIGCONT). The router must notice the abort, name
 // the transaction timeout, start a new session from the committed
 // checkpoint in-process (no exit), and deliver every row exactly once.
 func TestStallPastTransactionTimeout(t *testing.T) {
@@ -51,27 +51,36 @@ func TestStallPastTransactionTimeout(t *testing.T) {
 		}
 		eventually(t, 30*time.Second, "a Kafka transaction open", func() bool { return describe().State == "Ongoing" })
 		require.NoError(t, r.cmd.Process.Signal(syscall.SIGSTOP))
-		stopped, at := describe(), time.Now()
-		if stopped.State == "Ongoing" {
-			// The stall itself: until the broker aborts the transaction
-			// (a new epoch), or an EndTxn already on its way when the
-			// process stopped closes it (the same epoch, no transaction).
+		stopped := describe()
+		open := stopped.State == "Ongoing"
+		var lived time.Duration
+		if open {
+			// The stall itself: until the broker ends the transaction
+			// open at the stop, by aborting it at its timeout, or by an
+			// EndTxn already on its way when the process stopped.
 			eventually(t, 30*time.Second, "the broker ending the stalled transaction", func() bool {
 				d := describe()
-				return d.ProducerEpoch != stopped.ProducerEpoch || d.State != "Ongoing"
+				return d.State != "Ongoing" || d.StartTimestamp != stopped.StartTimestamp
 			})
+			lived = time.Since(time.UnixMilli(stopped.StartTimestamp))
 		}
-		ended := describe()
 		require.NoError(t, r.cmd.Process.Signal(syscall.SIGCONT))
-		if ended.ProducerEpoch == stopped.ProducerEpoch {
-			t.Logf("stall %d: no transaction timed out (none open, or committed as the process stopped)", tries)
+		if !open {
+			t.Logf("stall %d: no transaction open at the stop", tries)
 			continue
 		}
-		t.Logf("stall %d: the broker aborted the transaction %s after the stop (epoch %d -> %d)",
-			tries, time.Since(at).Round(time.Millisecond), stopped.ProducerEpoch, ended.ProducerEpoch)
-		eventually(t, 30*time.Second, "the router naming the transaction timeout", func() bool {
-			return r.logCount("--transaction-timeout 2s") > stalls || !r.running()
-		})
+		if lived < time.Duration(stopped.TimeoutMillis)*time.Millisecond {
+			t.Logf("stall %d: no transaction timed out (committed %s after it began, as the process stopped)", tries, lived.Round(time.Millisecond))
+			continue
+		}
+		// It lived past its timeout: the broker aborted it, unless a
+		// commit on its way ended it just then; the router says which.
+		if poll(20*time.Second, func() bool { return r.logCount("--transaction-timeout 2s") > stalls || !r.running() }) != nil {
+			r.mustRun(fmt.Sprintf("after stall %d", tries))
+			t.Logf("stall %d: no transaction timed out (it was committed as the process stopped)", tries)
+			continue
+		}
+		t.Logf("stall %d: the broker ended the transaction %s after it began (timeout %d ms)", tries, lived.Round(time.Millisecond), stopped.TimeoutMillis)
 		stalls++
 		r.mustRun(fmt.Sprintf("after stall %d", stalls))
 		col.waitProgress(t, r, 200, time.Minute, fmt.Sprintf("routing after stall %d", stalls))
