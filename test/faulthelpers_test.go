@@ -357,7 +357,7 @@ func (r *router) logCount(s string) int { return strings.Count(r.out.String(), s
 func (r *router) mustRun(what string) {
 	r.t.Helper()
 	if !r.running() {
-		r.t.Fatalf("%s: the router exited (code %d); it must keep running", what, r.exitCode())
+		r.t.Fatalf("%s: the router exited (%s); it must keep running", what, r.describeExit())
 	}
 }
 

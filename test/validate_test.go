@@ -170,15 +170,16 @@ func TestValidateDefaultEnv(t *testing.T) {
 }
 
 // TestValidateServerSettings: binlog settings the router cannot work with
-// fail (exit 1) with the SET GLOBAL that fixes them; a missing
-// recommendation (binlog_row_metadata=FULL) only warns (exit 0).
+// fail with the SET GLOBAL that fixes them, exit 2 (configuration, as run
+// exits); a missing recommendation (binlog_row_metadata=FULL) only warns
+// (exit 0).
 func TestValidateServerSettings(t *testing.T) {
 	for _, tc := range []struct {
 		arg, status, check, want, fix string
 		code                          int
 	}{
-		{"--binlog-format=STATEMENT", "FAIL", "binlog_format", "STATEMENT", "SET GLOBAL binlog_format = 'ROW'", 1},
-		{"--binlog-row-image=MINIMAL", "FAIL", "binlog_row_image", "MINIMAL", "SET GLOBAL binlog_row_image = 'FULL'", 1},
+		{"--binlog-format=STATEMENT", "FAIL", "binlog_format", "STATEMENT", "SET GLOBAL binlog_format = 'ROW'", 2},
+		{"--binlog-row-image=MINIMAL", "FAIL", "binlog_row_image", "MINIMAL", "SET GLOBAL binlog_row_image = 'FULL'", 2},
 		{"--binlog-row-metadata=MINIMAL", "WARN", "binlog_row_metadata", "information_schema", "SET GLOBAL binlog_row_metadata = 'FULL'", 0},
 	} {
 		t.Run(tc.arg, func(t *testing.T) {
@@ -191,7 +192,7 @@ func TestValidateServerSettings(t *testing.T) {
 			assert.Contains(t, line, tc.want)
 			assert.Contains(t, fixOf(t, line), tc.fix)
 			assert.Contains(t, fixOf(t, line), "my.cnf", "the fix survives a restart")
-			if tc.code == 1 {
+			if tc.code != 0 {
 				assert.Contains(t, v.out, ": fix each FAIL above")
 			} else {
 				assert.NotContains(t, v.out, "FAIL ")
@@ -239,7 +240,7 @@ func TestValidatePrivileges(t *testing.T) {
 		e.exec("GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'repl'@'%'")
 		args := argsWith(e.args("repl"), "--mysql-user", "repl")
 		v := runValidate(t, pw, args...)
-		assert.Equal(t, 1, v.code)
+		assert.Equal(t, 2, v.code, "an outbox table the user cannot see stops run with exit 2")
 		fix := "GRANT SELECT ON `shop`.`outbox` TO 'repl'@'%';"
 		assert.Equal(t, fix, fixOf(t, v.line("FAIL", "privileges")))
 		assert.Equal(t, fix, fixOf(t, v.line("FAIL", "outbox table shop.outbox")))
@@ -307,7 +308,7 @@ func TestValidateOutboxTable(t *testing.T) {
 
 	t.Run("missing table", func(t *testing.T) {
 		v := runValidate(t, nil, withTable("shop.nothere")...)
-		assert.Equal(t, 1, v.code)
+		assert.Equal(t, 2, v.code, "a configured table that does not exist is configuration, as for run")
 		line := v.line("FAIL", "outbox table shop.nothere")
 		assert.Contains(t, line, "does not exist")
 		assert.Contains(t, fixOf(t, line), "binlog-router schema")
@@ -403,7 +404,7 @@ func TestValidateRetentionAndPurge(t *testing.T) {
 	})
 
 	v = runValidate(t, nil, e.args("fresh")...)
-	assert.Equal(t, 1, v.code)
+	assert.Equal(t, 3, v.code, "the checkpoint's binlog was purged: run would exit 3")
 	assertFailsHaveFixes(t, v)
 	line = v.line("FAIL", "binlog position")
 	require.NotEmpty(t, line)
@@ -419,9 +420,15 @@ func TestValidateRetentionAndPurge(t *testing.T) {
 	assert.Contains(t, v.line("OK", "binlog position"), "after the checkpoint ["+last+"]")
 
 	v = runValidate(t, nil, e.args("nocheckpoint")...)
-	assert.Equal(t, 1, v.code, "--start earliest cannot start once the first binlog is gone")
-	fix := fixOf(t, v.line("FAIL", "binlog position"))
-	assert.Contains(t, fix, "--start gtid:"+last)
+	assert.Equal(t, 0, v.code, "run --start earliest starts at the oldest binlog once the first is gone")
+	line = v.line("WARN", "binlog position")
+	assert.Contains(t, line, fmt.Sprintf("the oldest binlog %s starts after [%s]", newest, last))
+	assert.Contains(t, line, "outbox rows of the purged transactions are not published")
+	assert.Contains(t, fixOf(t, line), "republish them from the outbox table")
+
+	v = runValidate(t, nil, e.args("nocheckpoint", "--start", "gtid:"+pos)...)
+	assert.Equal(t, 2, v.code, "a --start whose binlog is gone is refused by run: configuration")
+	assert.Contains(t, fixOf(t, v.line("FAIL", "binlog position")), "--start gtid:"+last)
 
 	v = runValidate(t, nil, e.args("nocheckpoint", "--start", "gtid:"+last)...)
 	assert.Equal(t, 0, v.code, "the printed --start works")
