@@ -15,7 +15,8 @@ import (
 // kafkaProxy forwards TCP connections to one Kafka listener and can act
 // when a request of a given API key passes through: run a function (kill
 // the router, stop the broker) before the request is forwarded, and then
-// forward it or drop the connection. The broker must advertise the
+// forward it, drop the connection instead, or forward it and drop the
+// connection before the response comes back. The broker must advertise the
 // proxy's address on that listener (devenv.ApacheKafkaConfig.Advertise):
 // a client that bootstraps through the proxy then stays behind it. It is
 // the Apache Kafka counterpart of kfake's ControlKey for the requests of
@@ -34,9 +35,18 @@ type kafkaProxy struct {
 // proxyTrap is one armed action: f runs for the next request of key.
 type proxyTrap struct {
 	key kmsg.Key
-	f   func() (forward bool)
+	f   func() proxyAction
 	hit chan struct{} // closed once f returned
 }
+
+// proxyAction is what happens to a trapped request after its trap ran.
+type proxyAction int
+
+const (
+	forward     proxyAction = iota // the broker gets it, the client its response
+	drop                           // the connection closes; the broker never sees it
+	forwardDrop                    // the broker gets it; the connection closes before its response
+)
 
 // newKafkaProxy listens on a free loopback port; its target is set later
 // (setTarget), once the broker's listener is known.
@@ -60,9 +70,8 @@ func (p *kafkaProxy) setTarget(addr string) {
 }
 
 // at arms f to run, once, when the next request of key arrives, before
-// it is forwarded; f returns whether to forward it (false drops the
-// client's connection, as a broker dying at that moment would).
-func (p *kafkaProxy) at(key kmsg.Key, f func() (forward bool)) *proxyTrap {
+// it is forwarded; f returns what to do with the request.
+func (p *kafkaProxy) at(key kmsg.Key, f func() proxyAction) *proxyTrap {
 	tr := &proxyTrap{key: key, f: f, hit: make(chan struct{})}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -182,7 +191,9 @@ func (p *kafkaProxy) serve(client net.Conn) {
 	}
 	defer p.untrack(broker)
 	defer broker.Close()
+	copied := make(chan struct{})
 	go func() {
+		defer close(copied)
 		_, _ = io.Copy(client, broker)
 		client.Close()
 	}()
@@ -193,9 +204,20 @@ func (p *kafkaProxy) serve(client net.Conn) {
 		}
 		if len(frame) >= 6 {
 			if tr := p.take(int16(binary.BigEndian.Uint16(frame[4:6]))); tr != nil {
-				forward := tr.f()
+				action := tr.f()
 				close(tr.hit)
-				if !forward {
+				switch action {
+				case drop:
+					return
+				case forwardDrop:
+					// The client goes; the broker's connection stays until
+					// the response came (and found no one to take it).
+					_, _ = broker.Write(frame)
+					client.Close()
+					select {
+					case <-copied:
+					case <-time.After(10 * time.Second):
+					}
 					return
 				}
 			}

@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -18,9 +19,18 @@ import (
 // waits while the coordinator is loading or moving.
 func txnState(t testing.TB, brokers []string, id string) string {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	state, err := describeTxnState(brokers, id)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return state
+}
+
+// describeTxnState is txnState for goroutines that cannot fail a test.
+func describeTxnState(brokers []string, id string) (string, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		return "", err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
@@ -33,17 +43,17 @@ func txnState(t testing.TB, brokers []string, id string) string {
 			d, ok := txns[id]
 			switch {
 			case !ok || errors.Is(d.Err, kerr.TransactionalIDNotFound):
-				return ""
+				return "", nil
 			case d.Err == nil:
-				return d.State
+				return d.State, nil
 			}
 			err = d.Err
 		}
 		if errors.Is(err, kerr.TransactionalIDNotFound) {
-			return ""
+			return "", nil
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("describing transactional id %s: %v", id, err)
+			return "", fmt.Errorf("describing transactional id %s: %w", id, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -70,9 +80,9 @@ func (a *apacheKills) kill(kill func()) bool {
 // the proxy, then forwards the request: the broker appends its records
 // for a dead producer, in a transaction the next instance must abort.
 func (a *apacheKills) killAtProduce(kill func(), timeout time.Duration) (open, hit bool) {
-	tr := a.proxy.at(kmsg.Produce, func() bool {
+	tr := a.proxy.at(kmsg.Produce, func() proxyAction {
 		kill()
-		return true
+		return forward
 	})
 	if hit = a.proxy.wait(tr, timeout); !hit {
 		kill()

@@ -21,9 +21,11 @@ import (
 func (r *Relay) runRetrying(ctx context.Context) error {
 	backoff := 250 * time.Millisecond
 	var failingSince time.Time
+	worked := false // a session of this process has committed
 	for {
 		err := r.runActive(ctx)
-		if err == nil || ctx.Err() != nil || !retriableKafka(err) {
+		worked = worked || r.commits > 0
+		if err == nil || ctx.Err() != nil || !(retriableKafka(err) || worked && closedAtOnce(err)) {
 			return err
 		}
 		if r.commits > 0 {
@@ -79,4 +81,15 @@ func retriableKafka(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "unable to dial") || strings.Contains(msg, "connection refused") ||
 		strings.Contains(msg, "broken pipe") || strings.Contains(msg, "connection reset") || strings.Contains(msg, "EOF")
+}
+
+// closedAtOnce reports a connection the broker side closed before its
+// first answer. franz-go takes it for a TLS or SASL mismatch and does not
+// retry it, and at the first connection that is the likely cause. Once
+// the settings have worked, it is a broker going away behind a proxy or a
+// load balancer, which accepts the connection and then has nowhere to
+// forward it: retriable.
+func closedAtOnce(err error) bool {
+	var first *kgo.ErrFirstReadEOF
+	return errors.As(err, &first)
 }
