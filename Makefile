@@ -8,7 +8,7 @@ KAFKA_VERSION ?= 4.4.0
 # The suites of the Apache Kafka pass (test-apache): those verified on Apache Kafka 4.4.0. The
 # rest need kfake's fault injection (each has an Apache variant here that stops, kills or pauses
 # real nodes instead) or test only the MariaDB side.
-APACHE_TESTS ?= ^(TestRoutesOutboxRowsEndToEnd|TestRestartResumesFromCheckpoint|TestCrashSIGKILL|TestHATakeover|TestBadRowsDeadLettered|TestBadRowStopsByDefault|TestReplayMiddleRange|TestCheckpointCmdPurged|TestCheckpointCmdResetThenLatest|TestCheckpointCmdRefusedWhileRunning|TestValidateDefaultEnv|TestCheckpointCmdSetEarlierRepublishes|TestCheckpointShow|TestReplayTimeRange|TestValidateServerSettings|TestValidatePrivileges|TestValidateOutboxTable|TestValidateCheckpointTopic|TestValidateRetentionAndPurge|TestValidateUnreachable|TestKcatReadsRecords|TestFaultKafkaGoneTooLong|TestLargeTransaction|TestTwoGTIDDomains|TestMissingTopicStops)$$
+APACHE_TESTS ?= ^(TestRoutesOutboxRowsEndToEnd|TestRestartResumesFromCheckpoint|TestCrashSIGKILL|TestHATakeover|TestBadRowsDeadLettered|TestBadRowStopsByDefault|TestReplayMiddleRange|TestCheckpointCmdPurged|TestCheckpointCmdResetThenLatest|TestCheckpointCmdRefusedWhileRunning|TestValidateDefaultEnv|TestCheckpointCmdSetEarlierRepublishes|TestCheckpointShow|TestReplayTimeRange|TestValidateServerSettings|TestValidatePrivileges|TestValidateOutboxTable|TestValidateCheckpointTopic|TestValidateRetentionAndPurge|TestValidateUnreachable|TestKcatReadsRecords|TestFaultKafkaGoneTooLong|TestLargeTransaction|TestTwoGTIDDomains|TestMissingTopicStops|TestFaultApacheKafkaUnavailable|TestFaultApacheBrokerRestart|TestTransactionVersion0)$$
 
 .PHONY: image build demo demo-apache test test-short test-faults test-apache kafka-jars fuzz-short bench lint fmt vet clean
 

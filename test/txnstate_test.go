@@ -19,18 +19,27 @@ import (
 // waits while the coordinator is loading or moving.
 func txnState(t testing.TB, brokers []string, id string) string {
 	t.Helper()
-	state, err := describeTxnState(brokers, id)
+	d, err := describeTxn(brokers, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return state
+	return d.State
 }
 
 // describeTxnState is txnState for goroutines that cannot fail a test.
 func describeTxnState(brokers []string, id string) (string, error) {
+	d, err := describeTxn(brokers, id)
+	return d.State, err
+}
+
+// describeTxn describes the transactional id (the zero value when the
+// coordinator does not know it), waiting while the coordinator is loading
+// or moving.
+func describeTxn(brokers []string, id string) (kadm.DescribedTransaction, error) {
+	var none kadm.DescribedTransaction
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
-		return "", err
+		return none, err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
@@ -43,17 +52,17 @@ func describeTxnState(brokers []string, id string) (string, error) {
 			d, ok := txns[id]
 			switch {
 			case !ok || errors.Is(d.Err, kerr.TransactionalIDNotFound):
-				return "", nil
+				return none, nil
 			case d.Err == nil:
-				return d.State, nil
+				return d, nil
 			}
 			err = d.Err
 		}
 		if errors.Is(err, kerr.TransactionalIDNotFound) {
-			return "", nil
+			return none, nil
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("describing transactional id %s: %w", id, err)
+			return none, fmt.Errorf("describing transactional id %s: %w", id, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
