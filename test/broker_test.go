@@ -134,8 +134,12 @@ func (e *env) useProxies(proxies []*kafkaProxy) {
 
 // brokerName names the Kafka of e in test logs.
 func (e *env) brokerName() string {
-	if e.kafka.Apache != nil {
-		return fmt.Sprintf("apache-kafka-%s (%d node(s), private)", e.kafka.Apache.Version(), len(e.kafka.Apache.Brokers()))
+	if a := e.kafka.Apache; a != nil {
+		kind := "private"
+		if a == cluster3 {
+			kind = "shared"
+		}
+		return fmt.Sprintf("apache-kafka-%s (%d node(s), %s)", a.Version(), len(a.Brokers()), kind)
 	}
 	return brokerName()
 }
