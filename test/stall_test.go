@@ -17,12 +17,28 @@ import (
 // that the broker aborts it, then continues it (SIGCONT). The router must
 // notice the abort, name the transaction timeout, start a new session
 // from the committed checkpoint in-process (no exit), and deliver every
-// row exactly once.
+// row exactly once. On Apache Kafka the shared node aborts timed-out
+// transactions within a second of their timeout
+// (transaction.abort.timed.out.transaction.cleanup.interval.ms=1000), and
+// the transaction coordinator tells whether a transaction is open.
 func TestStallPastTransactionTimeout(t *testing.T) {
 	rng := faultRand(t)
-	e := kfakeEnv(t)
 	const name = "stall"
-	watch := watchTxns(e.kafka.Cluster, relay.TransactionalID(name))
+	var e *env
+	var open func() bool
+	if onApache() {
+		e = newEnv(t, envOpts{})
+		p, err := newTxnProbe(e.kafka.Brokers, relay.TransactionalID(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.close)
+		open = p.ongoing
+	} else {
+		e = kfakeEnv(t)
+		open = watchTxns(e.kafka.Cluster, relay.TransactionalID(name)).open.Load
+	}
+	t.Logf("broker %s", e.brokerName())
 	// Kafka transactions of about 1 s: open nearly all the time.
 	r := startRouter(t, e.args(name, "--transaction-timeout", "2s", "--commit-interval", "1s")...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
@@ -34,16 +50,16 @@ func TestStallPastTransactionTimeout(t *testing.T) {
 		if tries++; tries > 6 {
 			t.Fatalf("%d stalls with a transaction open, %d noticed: the router never named the transaction timeout", tries-1, stalls)
 		}
-		eventually(t, 30*time.Second, "a Kafka transaction open", watch.open.Load)
+		eventually(t, 30*time.Second, "a Kafka transaction open", open)
 		if err := r.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
-		open := watch.open.Load()
+		wasOpen := open()
 		time.Sleep(5 * time.Second) // the stall itself: past the 2 s timeout
 		if err := r.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
-		if !open {
+		if !wasOpen {
 			continue // committed just before it stopped: no transaction to time out
 		}
 		// The watch saw the transaction open; an EndTxn already on its way
@@ -61,6 +77,7 @@ func TestStallPastTransactionTimeout(t *testing.T) {
 	v := finishRun(t, e.db, l, col, r, 3*time.Minute)
 	t.Logf("stalls of 5 s with a Kafka transaction open %d, new sessions %d, router processes 1, %s",
 		stalls, r.logCount("kafka error; resuming from the committed checkpoint"), v)
+	t.Logf("the router's account of a stall: %s", r.logLine("--transaction-timeout 2s"))
 	if n := r.logCount("took over"); n > 0 {
 		t.Errorf("a transaction timeout was reported as fencing by another instance %d times", n)
 	}
@@ -72,7 +89,7 @@ func TestStallPastTransactionTimeout(t *testing.T) {
 // and to use --ha; the second delivers everything exactly once.
 func TestSecondRouterFences(t *testing.T) {
 	rng := faultRand(t)
-	e := kfakeEnv(t)
+	e := newEnv(t, envOpts{})
 	const name = "twice"
 	first := startRouter(t, e.args(name)...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
@@ -96,13 +113,22 @@ func TestSecondRouterFences(t *testing.T) {
 	t.Logf("%s", v)
 }
 
-// TestShutdownTimeoutExitCode makes every produce request wait 8 s at the
-// broker, stops the router (SIGTERM) with a transaction waiting for
-// Kafka and a 2 s --shutdown-timeout: the router aborts and exits 4.
-// Restarted with Kafka fast again, it delivers every row exactly once.
+// TestShutdownTimeoutExitCode makes the router's produce requests wait
+// 8 s before the broker handles them (kfake holds each; on Apache Kafka
+// the proxy the router reaches the node through holds the next one, and
+// the requests behind it on its connection wait with it), stops the
+// router (SIGTERM) with a transaction waiting for Kafka and a 2 s
+// --shutdown-timeout: the router aborts and exits 4. Restarted with Kafka
+// fast again, it delivers every row exactly once.
 func TestShutdownTimeoutExitCode(t *testing.T) {
 	rng := faultRand(t)
-	e := kfakeEnv(t)
+	var e *env
+	if onApache() {
+		e = newEnv(t, envOpts{})
+		proxiedRouter(t, e)
+	} else {
+		e = kfakeEnv(t)
+	}
 	const name = "drain"
 	r := startRouter(t, e.args(name, "--shutdown-timeout", "2s")...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
@@ -111,25 +137,33 @@ func TestShutdownTimeoutExitCode(t *testing.T) {
 	col.waitProgress(t, r, 50, time.Minute, "routing before Kafka slows down")
 
 	var slow, slept = make(chan struct{}), make(chan struct{}, 1)
-	c := e.kafka.Cluster
-	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
-		select {
-		case <-slow:
-			return nil, nil, false
-		default:
-		}
+	hold := func() {
 		select {
 		case slept <- struct{}{}:
 		default:
 		}
-		c.SleepControl(func() {
+		select {
+		case <-slow:
+		case <-time.After(8 * time.Second):
+		}
+	}
+	if e.proxy != nil {
+		e.proxy.at(kmsg.Produce, func() proxyAction {
+			hold()
+			return forward
+		})
+	} else {
+		c := e.kafka.Cluster
+		c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
 			select {
 			case <-slow:
-			case <-time.After(8 * time.Second):
+				return nil, nil, false
+			default:
 			}
+			c.SleepControl(hold)
+			return nil, nil, false
 		})
-		return nil, nil, false
-	})
+	}
 	select {
 	case <-slept:
 	case <-time.After(30 * time.Second):

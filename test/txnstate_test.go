@@ -36,20 +36,48 @@ func describeTxnState(brokers []string, id string) (string, error) {
 // coordinator does not know it), waiting while the coordinator is loading
 // or moving.
 func describeTxn(brokers []string, id string) (kadm.DescribedTransaction, error) {
-	var none kadm.DescribedTransaction
+	p, err := newTxnProbe(brokers, id)
+	if err != nil {
+		return kadm.DescribedTransaction{}, err
+	}
+	defer p.close()
+	return p.describe()
+}
+
+// txnProbe asks the transaction coordinator about one transactional id
+// over one client, for tests that ask often.
+type txnProbe struct {
+	cl  *kgo.Client
+	adm *kadm.Client
+	id  string
+}
+
+func newTxnProbe(brokers []string, id string) (*txnProbe, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
-		return none, err
+		return nil, err
 	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
+	return &txnProbe{cl: cl, adm: kadm.NewClient(cl), id: id}, nil
+}
+
+func (p *txnProbe) close() { p.cl.Close() }
+
+// ongoing reports whether the id's transaction is open (false when it
+// cannot be told within 30 s).
+func (p *txnProbe) ongoing() bool {
+	d, err := p.describe()
+	return err == nil && d.State == "Ongoing"
+}
+
+func (p *txnProbe) describe() (kadm.DescribedTransaction, error) {
+	var none kadm.DescribedTransaction
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		txns, err := adm.DescribeTransactions(ctx, id)
+		txns, err := p.adm.DescribeTransactions(ctx, p.id)
 		cancel()
 		if err == nil {
-			d, ok := txns[id]
+			d, ok := txns[p.id]
 			switch {
 			case !ok || errors.Is(d.Err, kerr.TransactionalIDNotFound):
 				return none, nil
@@ -62,7 +90,7 @@ func describeTxn(brokers []string, id string) (kadm.DescribedTransaction, error)
 			return none, nil
 		}
 		if time.Now().After(deadline) {
-			return none, fmt.Errorf("describing transactional id %s: %w", id, err)
+			return none, fmt.Errorf("describing transactional id %s: %w", p.id, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
