@@ -319,6 +319,10 @@ func (k *ApacheKafka) NodeIndex(id int32) int {
 	return -1
 }
 
+// DataDir is node i's log directory (log.dirs): one directory per
+// partition, and the log cleaner's cleaner-offset-checkpoint.
+func (k *ApacheKafka) DataDir(i int) string { return k.nodes[i].dataDir() }
+
 // LogTail returns the last n lines of node i's log (every run appended).
 func (k *ApacheKafka) LogTail(i, n int) string {
 	b, err := os.ReadFile(k.nodes[i].logFile())
