@@ -273,7 +273,8 @@ func (w *ReplicaWatch) readMinISR(ctx context.Context, cl *kgo.Client, meta *kms
 
 // judgePartitions returns the partitions of meta that refuse acks=all
 // writes: no leader, or fewer in-sync replicas than minISR of their topic
-// (0: unknown, not judged). Topics the response has an error for are left
+// (0: unknown, not judged), counted as Kafka does up to the replication
+// factor. Topics the response has an error for are left
 // out.
 func judgePartitions(meta *kmsg.MetadataResponse, minISR map[string]int) []PartitionProblem {
 	var out []PartitionProblem
@@ -282,7 +283,8 @@ func judgePartitions(meta *kmsg.MetadataResponse, minISR map[string]int) []Parti
 			continue
 		}
 		for _, p := range t.Partitions {
-			need := minISR[*t.Topic]
+			// Kafka counts min.insync.replicas up to the replication factor.
+			need := min(minISR[*t.Topic], len(p.Replicas))
 			if p.Leader >= 0 && (need == 0 || len(p.ISR) >= need) {
 				continue
 			}

@@ -39,12 +39,13 @@ func TestJudgePartitions(t *testing.T) {
 			partition(3, 3, all, []int32{3, 1}), // at the minimum
 		},
 		"unknown-min": {partition(0, 1, all, []int32{1})}, // min.insync.replicas not readable
+		"lone":        {partition(0, 2, []int32{2}, []int32{2})}, // min.insync.replicas 2 counts as 1
 	})
 	denied := kmsg.NewMetadataResponseTopic()
 	denied.Topic, denied.ErrorCode = kmsg.StringPtr("__transaction_state"), kerr.TopicAuthorizationFailed.Code
 	meta.Topics = append(meta.Topics, denied)
 
-	got := judgePartitions(meta, map[string]int{"orders": 2})
+	got := judgePartitions(meta, map[string]int{"orders": 2, "lone": 2})
 	if len(got) != 2 {
 		t.Fatalf("got %d problems, want 2: %v", len(got), got)
 	}
