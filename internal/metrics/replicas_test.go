@@ -38,7 +38,7 @@ func TestJudgePartitions(t *testing.T) {
 			partition(2, -1, all, []int32{}),    // no leader
 			partition(3, 3, all, []int32{3, 1}), // at the minimum
 		},
-		"unknown-min": {partition(0, 1, all, []int32{1})}, // min.insync.replicas not readable
+		"unknown-min": {partition(0, 1, all, []int32{1})},        // min.insync.replicas not readable
 		"lone":        {partition(0, 2, []int32{2}, []int32{2})}, // min.insync.replicas 2 counts as 1
 	})
 	denied := kmsg.NewMetadataResponseTopic()
