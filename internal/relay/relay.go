@@ -57,6 +57,8 @@ type Relay struct {
 	progress func()      // called when Kafka took a commit or nothing waits
 	events   uint64
 
+	ts timestampGuard // rows whose timestamps the brokers refused
+
 	errMu       sync.Mutex
 	firstErr    error
 	flushCancel context.CancelFunc // ends the flush in progress at the first produce error
@@ -77,6 +79,7 @@ func New(cfg Config, reader *binlog.Reader) (*Relay, error) {
 	r := &Relay{cfg: cfg, reader: reader, router: router,
 		log: cfg.Logger.With().Str("component", "relay").Str("name", cfg.Name).Logger()}
 	r.promise = r.onProduced
+	r.ts.limit = cfg.MaxBufferedRecords
 	return r, nil
 }
 
@@ -85,6 +88,7 @@ func (r *Relay) reset() {
 	r.inTxn, r.records, r.pendingTxns, r.partial, r.events, r.commits = false, 0, 0, false, 0, 0
 	r.open, r.openGTID, r.openRows = nil, "", 0
 	r.overran.Store(false)
+	r.ts.reset()
 	r.errMu.Lock()
 	r.firstErr = nil
 	r.errMu.Unlock()
@@ -94,6 +98,7 @@ func (r *Relay) onProduced(rec *kgo.Record, err error) {
 	if err == nil {
 		return
 	}
+	r.ts.note(rec, err)
 	r.errMu.Lock()
 	if r.firstErr == nil {
 		r.firstErr = describe(rec, err)
@@ -200,6 +205,7 @@ func (r *Relay) runActive(ctx context.Context) error {
 		return err
 	}
 	r.committed, r.pending = start, start.Clone()
+	r.ts.forget(func(g string) bool { return covers(start, g) })
 	r.pendingLayouts = nil
 	if cp != nil {
 		r.pendingLayouts = cp.Layouts
@@ -251,8 +257,12 @@ func describe(rec *kgo.Record, err error) error {
 			gtidText = string(h.Value)
 		}
 	}
-	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+	switch {
+	case errors.Is(err, kerr.UnknownTopicOrPartition):
 		err = fmt.Errorf("%w; topic %s does not exist and the brokers did not create it: create it, or allow auto-creation (--auto-create-topics and the brokers' auto.create.topics.enable)", err, rec.Topic)
+	case errors.Is(err, kerr.InvalidTimestamp):
+		err = fmt.Errorf("%w; the brokers refused the record batch: a record's timestamp (created_at, or the commit time) is outside topic %s's message.timestamp.after.max.ms / message.timestamp.before.max.ms of their clock (this record's: %s)",
+			err, rec.Topic, rec.Timestamp.UTC().Format(time.RFC3339Nano))
 	}
 	if id == "" {
 		return fmt.Errorf("producing to topic %s: %w", rec.Topic, err)

@@ -25,6 +25,13 @@ func (r *Relay) runRetrying(ctx context.Context) error {
 	for {
 		err := r.runActive(ctx)
 		worked = worked || r.commits > 0
+		if errors.Is(err, kerr.InvalidTimestamp) && ctx.Err() == nil {
+			if n := r.ts.judge(ctx, r.cfg.Kafka, time.Now()); n > 0 {
+				r.log.Warn().Err(err).Int("rows", n).Str("on_invalid", string(r.cfg.OnInvalid)).
+					Msg("the brokers refused record timestamps; resuming from the committed checkpoint to handle those rows as row errors")
+				continue
+			}
+		}
 		if err == nil || ctx.Err() != nil || !(retriableKafka(err) || worked && closedAtOnce(err)) {
 			return err
 		}
