@@ -53,7 +53,13 @@ func TestClusterKillLeaderAndCoordinator(t *testing.T) {
 		i := a.NodeIndex(id)
 		require.GreaterOrEqual(t, i, 0, "node id %d", id)
 		time.Sleep(randDur(rng, 100*time.Millisecond, 700*time.Millisecond))
-		state := txnState(t, e.kafka.Brokers, txnID)
+		// Kill while the router's transaction is open, if it opens within a
+		// few seconds (it is open most of the time under this load).
+		var state string
+		_ = poll(5*time.Second, func() bool {
+			state = txnState(t, e.kafka.Brokers, txnID)
+			return state == "Ongoing"
+		})
 		killed := time.Now()
 		a.KillNode(i)
 		what := fmt.Sprintf("SIGKILL of node %d, %s (router's transaction %s)", id, victim.what, state)
