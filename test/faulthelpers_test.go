@@ -350,6 +350,16 @@ func rssLimitMB() float64 {
 	return 150
 }
 
+// logLine returns the first router log line containing s, or "".
+func (r *router) logLine(s string) string {
+	for _, l := range strings.Split(r.out.String(), "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
+}
+
 // logCount counts the router log lines containing s.
 func (r *router) logCount(s string) int { return strings.Count(r.out.String(), s) }
 

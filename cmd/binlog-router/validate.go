@@ -47,6 +47,8 @@ func cmdValidate(ctx context.Context, args []string) int {
 		CheckpointTopic: cfg.CheckpointTopic,
 		Start:           cfg.Start,
 		ExactlyOnce:     cfg.Delivery == string(relay.ExactlyOnce),
+		TopicTemplate:   cfg.TopicTemplate,
+		DeadLetterTopic: deadLetterTopic(&cfg),
 
 		AllowMissingTable: cfg.AllowMissingTable,
 		RequireUUID:       cfg.RequireUUID,
@@ -91,4 +93,12 @@ func securityWarning(w string) validate.Check {
 		}
 	}
 	return c
+}
+
+// deadLetterTopic is the dead-letter topic when rows go there, else "".
+func deadLetterTopic(cfg *config.Config) string {
+	if cfg.OnInvalid == string(relay.InvalidDeadLetter) {
+		return cfg.DeadLetterTopic
+	}
+	return ""
 }
