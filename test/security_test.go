@@ -310,7 +310,7 @@ func (l *countingListener) Accept() (net.Conn, error) {
 // startRouterEnv is startRouter with extra environment variables.
 func startRouterEnv(t *testing.T, env []string, args ...string) *router {
 	t.Helper()
-	r := &router{t: t, args: args, env: env, out: &lockedBuffer{}}
+	r := &router{t: t, command: "run", args: args, env: env, out: &lockedBuffer{}}
 	r.start()
 	t.Cleanup(func() {
 		r.kill()
