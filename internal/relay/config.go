@@ -68,9 +68,11 @@ type Config struct {
 	// buffer. Defaults 10000 and 32 MiB.
 	MaxBufferedRecords int
 	MaxBufferedBytes   int
-	// MaxMessageBytes is the largest record batch the producer sends
-	// (franz-go's ProducerBatchMaxBytes); it must not exceed the brokers'
-	// message.max.bytes. A record larger than this fails. Default 1 MiB.
+	// MaxMessageBytes is the largest record batch the producer sends; a
+	// topic whose max.message.bytes (by default the brokers'
+	// message.max.bytes) is smaller gets batches of its own limit
+	// (limits.go). A record that cannot fit alone is a row error. Default
+	// 1 MiB.
 	MaxMessageBytes int
 	// QueueRows and QueueBytes bound what the reader may decode ahead of
 	// the relay (binlog.Queue). Defaults 4096 rows and 4 MiB.

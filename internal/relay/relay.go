@@ -28,7 +28,8 @@ type Relay struct {
 	router *route.Router
 	log    zerolog.Logger
 
-	cl *kgo.Client
+	cl     *kgo.Client
+	limits *topicLimits // this session's record batch limit per topic
 
 	// committed is the GTID set the stored checkpoint covers; pending
 	// also covers transactions handed to Kafka since.
@@ -117,7 +118,7 @@ func (r *Relay) clientOpts() []kgo.Opt {
 		kgo.RecordPartitioner(route.Partitioner()),
 		kgo.MaxBufferedRecords(r.cfg.MaxBufferedRecords),
 		kgo.MaxBufferedBytes(r.cfg.MaxBufferedBytes),
-		kgo.ProducerBatchMaxBytes(int32(r.cfg.MaxMessageBytes)),
+		kgo.ProducerBatchMaxBytesFn(r.limits.batchMax),
 		kgo.ProducerLinger(0),
 	)
 	if *r.cfg.AutoCreateTopics {
@@ -177,14 +178,19 @@ func (r *Relay) Run(ctx context.Context) error {
 // stream until ctx ends or an error.
 func (r *Relay) runActive(ctx context.Context) error {
 	r.reset()
+	r.limits = newTopicLimits(r.cfg.MaxMessageBytes, r.log)
 	cl, err := kgo.NewClient(r.clientOpts()...)
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)
 	}
 	r.cl = cl
+	r.limits.adm = kadm.NewClient(cl)
 	defer cl.Close()
 
 	if err := r.ensureCheckpointTopic(ctx); err != nil {
+		return err
+	}
+	if _, err := r.limits.of(ctx, r.cfg.CheckpointTopic); err != nil {
 		return err
 	}
 	if r.cfg.Delivery == ExactlyOnce {
@@ -250,6 +256,9 @@ func describe(rec *kgo.Record, err error) error {
 		case "binlog_gtid":
 			gtidText = string(h.Value)
 		}
+	}
+	if errors.Is(err, kerr.MessageTooLarge) {
+		err = fmt.Errorf("%w; %s", err, tooLargeHint(rec.Topic))
 	}
 	if errors.Is(err, kerr.UnknownTopicOrPartition) {
 		err = fmt.Errorf("%w; topic %s does not exist and the brokers did not create it: create it, or allow auto-creation (--auto-create-topics and the brokers' auto.create.topics.enable)", err, rec.Topic)
