@@ -122,6 +122,7 @@ func TestValidateDefaultEnv(t *testing.T) {
 		"kafka":                           "OK",
 		"checkpoint topic":                "OK",
 		"kafka transactions":              txn,
+		"message size":                    "OK",
 		"checkpoint":                      "OK",
 		"binlog retention":                "OK",
 		"binlog position":                 "OK",

@@ -46,6 +46,9 @@ func cmdValidate(ctx context.Context, args []string) int {
 		CheckpointTopic: cfg.CheckpointTopic,
 		Start:           cfg.Start,
 		ExactlyOnce:     cfg.Delivery == string(relay.ExactlyOnce),
+		MaxMessageBytes: cfg.MaxMessageBytes,
+		TopicTemplate:   cfg.TopicTemplate,
+		DeadLetterTopic: deadLetterTopic(cfg),
 
 		AllowMissingTable: cfg.AllowMissingTable,
 	})...)
@@ -58,6 +61,15 @@ func cmdValidate(ctx context.Context, args []string) int {
 	}
 	fmt.Printf("validate: %s: ready to run\n", validate.Summary(checks))
 	return exitOK
+}
+
+// deadLetterTopic is the topic rows go to when they cannot be routed, or
+// "" when they stop the router.
+func deadLetterTopic(cfg config.Config) string {
+	if cfg.OnInvalid != string(relay.InvalidDeadLetter) {
+		return ""
+	}
+	return cfg.DeadLetterTopic
 }
 
 // securityWarning turns one of config's security warnings into a check,

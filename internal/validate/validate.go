@@ -8,6 +8,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/route"
 )
 
 // DefaultTimeout bounds each network step when Config.Timeout is zero.
@@ -33,6 +34,17 @@ type Config struct {
 	Start           string // --start, used when no checkpoint is stored; default "earliest"
 	ExactlyOnce     bool   // --delivery exactly-once: Kafka transactions are needed
 
+	// MaxMessageBytes is --max-message-bytes, compared with the brokers'
+	// message.max.bytes and the topics' max.message.bytes. Default 1 MiB.
+	MaxMessageBytes int
+	// TopicTemplate is --topic-template: existing topics it can produce
+	// are the outbox topics whose limits are compared. Default
+	// route.DefaultTopicTemplate.
+	TopicTemplate string
+	// DeadLetterTopic is --dead-letter-topic when --on-invalid=dead-letter,
+	// else empty.
+	DeadLetterTopic string
+
 	// AllowMissingTable is --allow-missing-table: a missing outbox table
 	// warns instead of failing, unless a table of a close name exists.
 	AllowMissingTable bool
@@ -52,6 +64,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.Start == "" {
 		c.Start = "earliest"
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = 1 << 20 // relay.DefaultMaxMessageBytes
+	}
+	if c.TopicTemplate == "" {
+		c.TopicTemplate = route.DefaultTopicTemplate
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
