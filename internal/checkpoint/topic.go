@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/binlog-router/binlog-router/internal/acl"
 )
 
 // EnsureTopic creates topic with cleanup.policy=compact and one partition
@@ -36,7 +38,10 @@ func EnsureTopic(ctx context.Context, adm *kadm.Client, topic string) error {
 		err = resp.Err
 	}
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		return fmt.Errorf("creating checkpoint topic %q (compacted, 1 partition): %w; create it yourself or grant CREATE on the cluster", topic, err)
+		if acl.Denied(err) {
+			return fmt.Errorf("creating checkpoint topic %q (compacted, 1 partition): %w; create it yourself, or grant the router's Kafka principal CREATE on topic %s (or on the cluster)", topic, err, topic)
+		}
+		return fmt.Errorf("creating checkpoint topic %q (compacted, 1 partition): %w; create it yourself", topic, err)
 	}
 	return waitLeader(ctx, adm, topic)
 }

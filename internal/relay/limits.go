@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -41,12 +42,20 @@ type limit struct {
 // topic's partitions) never exceed it, and a record that cannot fit alone
 // is a row error instead of a MESSAGE_TOO_LARGE for a whole batch.
 //
+// A topic that does not exist yet is created first when auto-creation is
+// on (the metadata request the producer would send), so that its own
+// limit is read with the ACLs the router needs anyway (CREATE and
+// DESCRIBE_CONFIGS on the topic); otherwise the brokers' message.max.bytes
+// is read (DESCRIBE_CONFIGS on the cluster).
+//
 // A limit changed on the brokers while the router runs is read at the next
 // session (a restart, or a new session after a Kafka error).
 type topicLimits struct {
-	flag int
-	adm  *kadm.Client
-	log  zerolog.Logger
+	flag       int
+	cl         *kgo.Client // the producer's client, for a topic's creation
+	adm        *kadm.Client
+	autoCreate bool // the router asks the brokers to create missing topics
+	log        zerolog.Logger
 
 	local map[string]limit // the relay goroutine's copy: no lock per record
 
@@ -57,8 +66,14 @@ type topicLimits struct {
 	deniedOnce bool   // a DescribeConfigs denial was logged
 }
 
-func newTopicLimits(flag int, log zerolog.Logger) *topicLimits {
-	return &topicLimits{flag: flag, log: log, local: map[string]limit{}, shared: map[string]int32{}}
+func newTopicLimits(flag int, autoCreate bool, log zerolog.Logger) *topicLimits {
+	return &topicLimits{flag: flag, autoCreate: autoCreate, log: log, local: map[string]limit{}, shared: map[string]int32{}}
+}
+
+// setClient sets the client the limits are read with (the producer's,
+// which does not exist yet when newTopicLimits is called).
+func (l *topicLimits) setClient(cl *kgo.Client) {
+	l.cl, l.adm = cl, kadm.NewClient(cl)
 }
 
 // minBatchMax is the least batch limit franz-go accepts.
@@ -99,17 +114,26 @@ func (l *topicLimits) of(ctx context.Context, topic string) (limit, error) {
 
 func (l *topicLimits) read(ctx context.Context, topic string) (limit, error) {
 	flag := limit{bytes: l.flag, source: fromFlag}
-	rcs, err := l.adm.DescribeTopicConfigs(ctx, topic)
-	if err != nil {
-		return limit{}, fmt.Errorf("reading max.message.bytes of topic %s: %w", topic, err)
-	}
-	rc, err := rcs.On(topic, nil)
-	if err != nil {
-		return limit{}, fmt.Errorf("reading max.message.bytes of topic %s: %w", topic, err)
+	rc, err := l.describe(ctx, topic)
+	if errors.Is(err, kerr.UnknownTopicOrPartition) && l.autoCreate {
+		cerr := l.create(ctx, topic)
+		switch {
+		case denied(cerr):
+			return flag, nil // producing to it fails too, and names the ACL
+		case cerr == nil:
+			rc, err = l.describe(ctx, topic)
+		case !errors.Is(cerr, kerr.UnknownTopicOrPartition):
+			return limit{}, cerr
+		}
 	}
 	switch {
-	case errors.Is(rc.Err, kerr.UnknownTopicOrPartition):
-		// Created when first produced to, with the brokers' default.
+	case denied(err):
+		l.warnDenied(fmt.Sprintf("DESCRIBE_CONFIGS on topic %s", topic), err)
+		return flag, nil
+	case errors.Is(err, kerr.UnknownTopicOrPartition):
+		// Not created (auto-creation off, or not allowed): producing to it
+		// fails and says so; a topic created meanwhile has the brokers'
+		// default.
 		b, err := l.brokerLimit(ctx)
 		if err != nil {
 			return limit{}, err
@@ -118,17 +142,66 @@ func (l *topicLimits) read(ctx context.Context, topic string) (limit, error) {
 			return flag, nil
 		}
 		return smaller(flag, *b), nil
-	case denied(rc.Err):
-		l.warnDenied(fmt.Sprintf("DESCRIBE_CONFIGS on topic %s", topic), rc.Err)
-		return flag, nil
-	case rc.Err != nil:
-		return limit{}, fmt.Errorf("reading max.message.bytes of topic %s: %w", topic, rc.Err)
+	case err != nil:
+		return limit{}, fmt.Errorf("reading max.message.bytes of topic %s: %w", topic, err)
 	}
 	topicLimit, ok := topicMaxMessageBytes(rc.Configs)
 	if !ok {
 		return flag, nil // not reported: trust the flag
 	}
 	return smaller(flag, topicLimit), nil
+}
+
+// describe returns topic's configs; a denial or a missing topic is its
+// error.
+func (l *topicLimits) describe(ctx context.Context, topic string) (kadm.ResourceConfig, error) {
+	rcs, err := l.adm.DescribeTopicConfigs(ctx, topic)
+	if err != nil {
+		return kadm.ResourceConfig{}, err // kadm returns a denial as the request's error
+	}
+	rc, err := rcs.On(topic, nil)
+	if err != nil {
+		return rc, err
+	}
+	return rc, rc.Err
+}
+
+// createWait bounds how long a topic created by auto-creation may take to
+// be described.
+const createWait = 10 * time.Second
+
+// create asks the brokers to create topic by auto-creation, as the
+// producer's first metadata request for it would, and waits until it can
+// be described. It returns UNKNOWN_TOPIC_OR_PARTITION when the brokers do
+// not create it, and the denial when creating it is not allowed.
+func (l *topicLimits) create(ctx context.Context, topic string) error {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	req.AllowAutoTopicCreation = true
+	resp, err := req.RequestWith(ctx, l.cl)
+	if err != nil {
+		return fmt.Errorf("creating topic %s: %w", topic, err)
+	}
+	for _, t := range resp.Topics {
+		if err := kerr.ErrorForCode(t.ErrorCode); t.Topic != nil && *t.Topic == topic && denied(err) {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, createWait)
+	defer cancel()
+	for {
+		_, err := l.describe(ctx, topic)
+		if !errors.Is(err, kerr.UnknownTopicOrPartition) {
+			return nil // described, or an error describe reports again
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // topicMaxMessageBytes reads a topic's max.message.bytes from its
@@ -172,6 +245,10 @@ func (l *topicLimits) brokerLimit(ctx context.Context) (*limit, error) {
 		return nil, fmt.Errorf("reading the brokers' message.max.bytes: %w", err)
 	}
 	rcs, err := l.adm.DescribeBrokerConfigs(ctx, meta.Brokers.NodeIDs()...)
+	if denied(err) {
+		l.warnDenied("DESCRIBE_CONFIGS on the cluster", err)
+		return nil, nil
+	}
 	if err != nil && len(rcs) == 0 {
 		return nil, fmt.Errorf("reading the brokers' message.max.bytes: %w", err)
 	}

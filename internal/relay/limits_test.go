@@ -94,19 +94,21 @@ func TestTopicLimitsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		flag  int
-		topic string
-		want  limit
+		flag   int
+		topic  string
+		create bool
+		want   limit
 	}{
-		{1 << 20, "small", limit{20000, fromTopic}},
-		{1 << 20, "plain", limit{50000, fromBroker}},
-		{1 << 20, "missing", limit{50000, fromBroker}},
-		{10000, "small", limit{10000, fromFlag}},
-		{20000, "small", limit{20000, fromFlag}},
-		{10000, "missing", limit{10000, fromFlag}},
+		{1 << 20, "small", false, limit{20000, fromTopic}},
+		{1 << 20, "plain", false, limit{50000, fromBroker}},
+		{1 << 20, "missing", false, limit{50000, fromBroker}},
+		{10000, "small", false, limit{10000, fromFlag}},
+		{20000, "small", false, limit{20000, fromFlag}},
+		{10000, "missing", false, limit{10000, fromFlag}},
+		{1 << 20, "created", true, limit{50000, fromBroker}},
 	} {
-		l := newTopicLimits(c.flag, zerolog.Nop())
-		l.adm = adm
+		l := newTopicLimits(c.flag, c.create, zerolog.Nop())
+		l.setClient(cl)
 		if got := l.batchMax(c.topic); got != int32(c.flag) {
 			t.Errorf("flag %d, %s before reading: batchMax %d, want the flag", c.flag, c.topic, got)
 		}
@@ -120,6 +122,13 @@ func TestTopicLimitsRead(t *testing.T) {
 		if b := l.batchMax(c.topic); b != int32(c.want.bytes) {
 			t.Errorf("flag %d, %s: batchMax %d, want %d", c.flag, c.topic, b, c.want.bytes)
 		}
+	}
+	topics, err := adm.ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topics.Has("missing") || !topics.Has("created") {
+		t.Errorf("topics %v: want created (auto-creation on) and not missing (off)", topics.Names())
 	}
 }
 

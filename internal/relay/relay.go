@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlog-router/binlog-router/internal/acl"
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/gtid"
@@ -178,13 +179,13 @@ func (r *Relay) Run(ctx context.Context) error {
 // stream until ctx ends or an error.
 func (r *Relay) runActive(ctx context.Context) error {
 	r.reset()
-	r.limits = newTopicLimits(r.cfg.MaxMessageBytes, r.log)
+	r.limits = newTopicLimits(r.cfg.MaxMessageBytes, *r.cfg.AutoCreateTopics, r.log)
 	cl, err := kgo.NewClient(r.clientOpts()...)
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)
 	}
 	r.cl = cl
-	r.limits.adm = kadm.NewClient(cl)
+	r.limits.setClient(cl)
 	defer cl.Close()
 
 	if err := r.ensureCheckpointTopic(ctx); err != nil {
@@ -198,7 +199,8 @@ func (r *Relay) runActive(ctx context.Context) error {
 		// same transactional id and aborts its open transaction, so the
 		// checkpoint read next is final.
 		if _, _, err := cl.ProducerID(ctx); err != nil {
-			return fmt.Errorf("initialising transactional producer %q: %w", TransactionalID(r.cfg.Name), err)
+			return fmt.Errorf("initialising transactional producer %q: %w", TransactionalID(r.cfg.Name),
+				acl.Hint(err, "WRITE", acl.TransactionalID(TransactionalID(r.cfg.Name))))
 		}
 	}
 	start, cp, err := r.startPosition(ctx)
@@ -257,6 +259,7 @@ func describe(rec *kgo.Record, err error) error {
 			gtidText = string(h.Value)
 		}
 	}
+	err = acl.Hint(err, "WRITE (and CREATE, unless the topic is created beforehand)", acl.Topic(rec.Topic))
 	if errors.Is(err, kerr.MessageTooLarge) {
 		err = fmt.Errorf("%w; %s", err, tooLargeHint(rec.Topic))
 	}

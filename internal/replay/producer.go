@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlog-router/binlog-router/internal/acl"
 	"github.com/binlog-router/binlog-router/internal/logging"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
@@ -51,7 +52,8 @@ func newProducer(ctx context.Context, cfg *Config) (*producer, error) {
 	}
 	if _, _, err := cl.ProducerID(ctx); err != nil {
 		cl.Close()
-		return nil, fmt.Errorf("initialising transactional producer %q: %w", cfg.TransactionalID, err)
+		return nil, fmt.Errorf("initialising transactional producer %q: %w", cfg.TransactionalID,
+			acl.Hint(err, "WRITE", acl.TransactionalID(cfg.TransactionalID)))
 	}
 	return &producer{cl: cl, txnID: cfg.TransactionalID, log: cfg.Logger}, nil
 }
@@ -132,5 +134,6 @@ func describe(rec *kgo.Record, err error) error {
 			txn = string(h.Value)
 		}
 	}
-	return fmt.Errorf("producing event_id %s (transaction %s) to topic %s: %w", id, txn, rec.Topic, err)
+	return fmt.Errorf("producing event_id %s (transaction %s) to topic %s: %w", id, txn, rec.Topic,
+		acl.Hint(err, "WRITE (and CREATE, unless the topic is created beforehand)", acl.Topic(rec.Topic)))
 }
