@@ -53,8 +53,12 @@ func EnsureTopic(ctx context.Context, adm *kadm.Client, topic string) error {
 func waitLeader(ctx context.Context, adm *kadm.Client, topic string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	// kadm answers ListTopics from franz-go's metadata cache (5 s by
+	// default), which still holds the topic as missing; asking for the
+	// authorized operations makes it send a request.
+	direct := kadm.WithAuthorizedOps(ctx)
 	for {
-		details, err := adm.ListTopics(ctx, topic)
+		details, err := adm.ListTopics(direct, topic)
 		if err == nil {
 			d := details[topic]
 			if p, ok := d.Partitions[0]; ok && d.Err == nil && p.Err == nil && p.Leader >= 0 {

@@ -185,8 +185,9 @@ func (l *topicLimits) create(ctx context.Context, topic string) error {
 		return fmt.Errorf("creating topic %s: %w", topic, err)
 	}
 	for _, t := range resp.Topics {
-		if err := kerr.ErrorForCode(t.ErrorCode); t.Topic != nil && *t.Topic == topic && denied(err) {
-			return err
+		err := kerr.ErrorForCode(t.ErrorCode)
+		if t.Topic != nil && *t.Topic == topic && (denied(err) || errors.Is(err, kerr.UnknownTopicOrPartition)) {
+			return err // not allowed, or the brokers do not create topics (a topic being created is LEADER_NOT_AVAILABLE)
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, createWait)
