@@ -51,6 +51,8 @@ func cmdValidate(ctx context.Context, args []string) int {
 		DeadLetterTopic: deadLetterTopic(cfg),
 
 		AllowMissingTable: cfg.AllowMissingTable,
+		RequireUUID:       cfg.RequireUUID,
+		ValidateJSON:      cfg.ValidateJSON,
 	})...)
 	for _, c := range checks {
 		fmt.Println(c)

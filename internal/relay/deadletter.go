@@ -13,22 +13,12 @@ import (
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
-// KindRecordTooLarge is the row-error kind of a row whose record cannot
-// fit in a record batch of its topic: over --max-message-bytes or the
-// topic's max.message.bytes (the brokers' message.max.bytes by default).
-const KindRecordTooLarge route.Kind = "record_too_large"
-
 // tooLarge is the row error of a record over its topic's limit; it names
 // the limit and the setting to change.
 func tooLarge(row *binlog.OutboxRow, txn *binlog.Txn, topic string, size int, lim limit) *route.RowError {
-	return &route.RowError{
-		Table:   row.Database + "." + row.Table,
-		GTID:    txn.GTID,
-		EventID: string(row.EventID),
-		Kind:    KindRecordTooLarge,
-		Err: fmt.Errorf("record for topic %s takes %d bytes in a record batch, over %s (%d bytes); %s",
-			topic, size, lim.source.setting(topic), lim.bytes, lim.source.fix(topic, size)),
-	}
+	return route.TooLarge(row.Database+"."+row.Table, txn.GTID, string(row.EventID),
+		fmt.Sprintf("record for topic %s takes %d bytes in a record batch, over %s (%d bytes); %s",
+			topic, size, lim.source.setting(topic), lim.bytes, lim.source.fix(topic, size)))
 }
 
 // deadLetter is the JSON value of a dead-letter record: the original row,
@@ -70,11 +60,11 @@ func deadLetterRecord(topic string, row *binlog.OutboxRow, txn *binlog.Txn, re *
 		Topic: topic,
 		Key:   key,
 		Headers: []kgo.RecordHeader{
-			{Key: "id", Value: row.EventID},
-			{Key: "binlog_gtid", Value: []byte(txn.GTID)},
-			{Key: "source_table", Value: []byte(d.Table)},
-			{Key: "error_kind", Value: []byte(re.Kind)},
-			{Key: "error", Value: []byte(re.Error())},
+			{Key: route.HeaderID, Value: row.EventID},
+			{Key: route.HeaderBinlogGTID, Value: []byte(txn.GTID)},
+			{Key: route.HeaderSourceTable, Value: []byte(d.Table)},
+			{Key: route.HeaderErrorKind, Value: []byte(re.Kind)},
+			{Key: route.HeaderError, Value: []byte(re.Error())},
 		},
 		Timestamp: txn.Time,
 	}

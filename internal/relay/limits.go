@@ -70,10 +70,17 @@ func newTopicLimits(flag int, autoCreate bool, log zerolog.Logger) *topicLimits 
 	return &topicLimits{flag: flag, autoCreate: autoCreate, log: log, local: map[string]limit{}, shared: map[string]int32{}}
 }
 
-// setClient sets the client the limits are read with (the producer's,
-// which does not exist yet when newTopicLimits is called).
+// setClient sets the client the limits are read with; without one every
+// topic's limit is --max-message-bytes.
 func (l *topicLimits) setClient(cl *kgo.Client) {
 	l.cl, l.adm = cl, kadm.NewClient(cl)
+}
+
+// close closes the client.
+func (l *topicLimits) close() {
+	if l.cl != nil {
+		l.cl.Close()
+	}
 }
 
 // minBatchMax is the least batch limit franz-go accepts.
@@ -114,6 +121,9 @@ func (l *topicLimits) of(ctx context.Context, topic string) (limit, error) {
 
 func (l *topicLimits) read(ctx context.Context, topic string) (limit, error) {
 	flag := limit{bytes: l.flag, source: fromFlag}
+	if l.adm == nil {
+		return flag, nil
+	}
 	rc, err := l.describe(ctx, topic)
 	if errors.Is(err, kerr.UnknownTopicOrPartition) && l.autoCreate {
 		cerr := l.create(ctx, topic)
@@ -341,12 +351,4 @@ func batchBytes(rec *kgo.Record) int {
 		l += kbin.VarintLen(int32(len(h.Key))) + len(h.Key) + kbin.VarintLen(int32(len(h.Value))) + len(h.Value)
 	}
 	return recordBatchOverhead + kbin.VarintLen(int32(l)) + l
-}
-
-// tooLargeHint explains a MESSAGE_TOO_LARGE from the brokers: the batch
-// was sized to the limit read when the session started, so the limit was
-// lowered since, or could not be read.
-func tooLargeHint(topic string) string {
-	return fmt.Sprintf("the brokers refused a record batch for topic %s as larger than its limit; the router sizes batches to the topic's max.message.bytes (or the brokers' message.max.bytes) read when it starts or first produces to the topic, so the limit was lowered since or could not be read (DESCRIBE_CONFIGS): restart the router to read it again, or raise topic %s's max.message.bytes",
-		topic, topic)
 }

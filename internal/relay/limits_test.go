@@ -159,7 +159,7 @@ func TestTooLargeNamesTheSetting(t *testing.T) {
 // payload six times longer; a small payload is kept whole.
 func TestDeadLetterFitsItsTopic(t *testing.T) {
 	txn := &binlog.Txn{GTID: "0-1-7", Time: time.Now()}
-	re := &route.RowError{Table: "shop.outbox", GTID: "0-1-7", EventID: "e1", Kind: KindRecordTooLarge, Err: errors.New("too large")}
+	re := &route.RowError{Table: "shop.outbox", GTID: "0-1-7", EventID: "e1", Kind: route.KindRecordTooLarge, Err: errors.New("too large")}
 	for _, c := range []struct {
 		payload   string
 		truncated bool

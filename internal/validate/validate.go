@@ -8,6 +8,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -19,8 +20,9 @@ type Config struct {
 	// MySQL is the reader's configuration. Used: Addr, User, Password, TLS,
 	// ServerID, Tables and Columns.
 	MySQL binlog.Config
-	// Kafka are the connection options of every Kafka client (seed
-	// brokers, TLS, SASL), as for the relay.
+	// Kafka are the options of every Kafka client (config's KafkaOpts:
+	// seed brokers, client id, record compression, TLS, SASL), as for the
+	// relay.
 	Kafka []kgo.Opt
 	// Brokers are the seed brokers, for messages only.
 	Brokers []string
@@ -29,13 +31,14 @@ type Config struct {
 	// the kafka check.
 	KafkaAuth func(context.Context) error
 
-	Name            string // router name: the checkpoint key; default "binlog-router"
+	Name            string // router name: the checkpoint key; default relay.DefaultName
 	CheckpointTopic string // default checkpoint.DefaultTopic
-	Start           string // --start, used when no checkpoint is stored; default "earliest"
+	Start           string // --start, used when no checkpoint is stored; default relay.DefaultStart
 	ExactlyOnce     bool   // --delivery exactly-once: Kafka transactions are needed
 
 	// MaxMessageBytes is --max-message-bytes, compared with the brokers'
-	// message.max.bytes and the topics' max.message.bytes. Default 1 MiB.
+	// message.max.bytes and the topics' max.message.bytes. Default
+	// relay.DefaultMaxMessageBytes.
 	MaxMessageBytes int
 	// TopicTemplate is --topic-template: existing topics it can produce
 	// are the outbox topics whose limits are compared. Default
@@ -49,6 +52,13 @@ type Config struct {
 	// warns instead of failing, unless a table of a close name exists.
 	AllowMissingTable bool
 
+	// RequireUUID and ValidateJSON are --require-uuid and --validate-json:
+	// an event id column that cannot hold a UUID, or a payload column of
+	// bytes, is judged with them. (MySQL.UUIDBinary and
+	// MySQL.DatetimeZone are the other flags the column types are
+	// judged with.)
+	RequireUUID, ValidateJSON bool
+
 	// Timeout bounds each network step. Default DefaultTimeout.
 	Timeout time.Duration
 	// Now is the clock for the checkpoint's age. Default time.Now.
@@ -57,16 +67,16 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	if c.Name == "" {
-		c.Name = "binlog-router"
+		c.Name = relay.DefaultName
 	}
 	if c.CheckpointTopic == "" {
 		c.CheckpointTopic = checkpoint.DefaultTopic
 	}
 	if c.Start == "" {
-		c.Start = "earliest"
+		c.Start = relay.DefaultStart
 	}
 	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = 1 << 20 // relay.DefaultMaxMessageBytes
+		c.MaxMessageBytes = relay.DefaultMaxMessageBytes
 	}
 	if c.TopicTemplate == "" {
 		c.TopicTemplate = route.DefaultTopicTemplate
