@@ -177,8 +177,8 @@ func (l *topicLimits) describe(ctx context.Context, topic string) (kadm.Resource
 }
 
 // createWait bounds how long a topic created by auto-creation may take to
-// be described.
-const createWait = 10 * time.Second
+// be described; a topic the brokers do not create is known after it.
+const createWait = 5 * time.Second
 
 // create asks the brokers to create topic by auto-creation, as the
 // producer's first metadata request for it would, and waits until it can
@@ -195,9 +195,11 @@ func (l *topicLimits) create(ctx context.Context, topic string) error {
 		return fmt.Errorf("creating topic %s: %w", topic, err)
 	}
 	for _, t := range resp.Topics {
-		err := kerr.ErrorForCode(t.ErrorCode)
-		if t.Topic != nil && *t.Topic == topic && (denied(err) || errors.Is(err, kerr.UnknownTopicOrPartition)) {
-			return err // not allowed, or the brokers do not create topics (a topic being created is LEADER_NOT_AVAILABLE)
+		// Apache Kafka answers UNKNOWN_TOPIC_OR_PARTITION both when it does
+		// not create topics and while it creates this one: only waiting
+		// tells them apart.
+		if err := kerr.ErrorForCode(t.ErrorCode); t.Topic != nil && *t.Topic == topic && denied(err) {
+			return err
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, createWait)
