@@ -218,33 +218,33 @@ func (l *topicLimits) create(ctx context.Context, topic string) error {
 }
 
 // topicMaxMessageBytes reads a topic's max.message.bytes from its
-// DescribeConfigs answer. Without a topic override Apache Kafka reports the
-// brokers' message.max.bytes there; kfake reports its built-in default and
-// the brokers' setting under its own name, message.max.bytes, which it
-// enforces: the smaller counts.
+// DescribeConfigs answer: its own override, else the brokers' setting.
+// Without an override Apache Kafka reports the brokers' message.max.bytes
+// there; kfake reports its built-in default there and the brokers' setting
+// as a separate message.max.bytes entry, which it enforces when present.
 func topicMaxMessageBytes(configs []kadm.Config) (limit, bool) {
-	var lim limit
-	found := false
+	var topicValue, brokerEntry *int
 	for _, c := range configs {
-		if c.Key != "max.message.bytes" && c.Key != "message.max.bytes" {
-			continue
-		}
 		n, err := strconv.Atoi(c.MaybeValue())
 		if err != nil {
 			continue
 		}
-		src := fromBroker
-		if c.Key == "max.message.bytes" && c.Source == kmsg.ConfigSourceDynamicTopicConfig {
-			src = fromTopic
-		}
-		if src == fromTopic {
+		switch {
+		case c.Key == "max.message.bytes" && c.Source == kmsg.ConfigSourceDynamicTopicConfig:
 			return limit{bytes: n, source: fromTopic}, true
-		}
-		if !found || n < lim.bytes {
-			lim, found = limit{bytes: n, source: fromBroker}, true
+		case c.Key == "max.message.bytes":
+			topicValue = &n
+		case c.Key == "message.max.bytes":
+			brokerEntry = &n
 		}
 	}
-	return lim, found
+	switch {
+	case brokerEntry != nil:
+		return limit{bytes: *brokerEntry, source: fromBroker}, true
+	case topicValue != nil:
+		return limit{bytes: *topicValue, source: fromBroker}, true
+	}
+	return limit{}, false
 }
 
 // brokerLimit reads the smallest message.max.bytes of the brokers (a new
