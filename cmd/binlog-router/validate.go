@@ -16,7 +16,8 @@ import (
 func init() { commands["validate"] = cmdValidate }
 
 // cmdValidate checks everything `run` with the same flags would need and
-// prints one line per check; the exit code is 1 if any check failed.
+// prints one line per check. It exits with the code `run` would exit with
+// for the failed checks (validateExit); 0 when none failed.
 func cmdValidate(ctx context.Context, args []string) int {
 	cfg := config.Default()
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
@@ -48,7 +49,7 @@ func cmdValidate(ctx context.Context, args []string) int {
 		ExactlyOnce:     cfg.Delivery == string(relay.ExactlyOnce),
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		TopicTemplate:   cfg.TopicTemplate,
-		DeadLetterTopic: deadLetterTopic(cfg),
+		DeadLetterTopic: deadLetterTopic(&cfg),
 
 		AllowMissingTable: cfg.AllowMissingTable,
 		RequireUUID:       cfg.RequireUUID,
@@ -57,21 +58,30 @@ func cmdValidate(ctx context.Context, args []string) int {
 	for _, c := range checks {
 		fmt.Println(c)
 	}
-	if validate.Failed(checks) {
+	if code := validateExit(checks); code != exitOK {
 		fmt.Printf("validate: %s: fix each FAIL above, then validate again\n", validate.Summary(checks))
-		return exitFatal
+		return code
 	}
 	fmt.Printf("validate: %s: ready to run\n", validate.Summary(checks))
 	return exitOK
 }
 
-// deadLetterTopic is the topic rows go to when they cannot be routed, or
-// "" when they stop the router.
-func deadLetterTopic(cfg config.Config) string {
-	if cfg.OnInvalid != string(relay.InvalidDeadLetter) {
-		return ""
+// validateExit is the exit code of validate: that of `run` for the worst
+// failed check (exitUsage for configuration, the tables and --start named
+// on the command line and the server settings the router requires;
+// exitPurged when the checkpoint's binlog is gone; exitFatal for any other
+// failure), or exitOK.
+func validateExit(checks []validate.Check) int {
+	cause, failed := validate.Worst(checks)
+	switch {
+	case !failed:
+		return exitOK
+	case cause == validate.CauseConfig:
+		return exitUsage
+	case cause == validate.CausePurged:
+		return exitPurged
 	}
-	return cfg.DeadLetterTopic
+	return exitFatal
 }
 
 // securityWarning turns one of config's security warnings into a check,
@@ -84,4 +94,12 @@ func securityWarning(w string) validate.Check {
 		}
 	}
 	return c
+}
+
+// deadLetterTopic is the dead-letter topic when rows go there, else "".
+func deadLetterTopic(cfg *config.Config) string {
+	if cfg.OnInvalid == string(relay.InvalidDeadLetter) {
+		return cfg.DeadLetterTopic
+	}
+	return ""
 }

@@ -32,8 +32,9 @@ type kafka interface {
 
 // brokers reaches the Kafka cluster of Config.Kafka.
 type brokers struct {
-	cfg *Config
-	log zerolog.Logger
+	cfg    *Config
+	log    zerolog.Logger
+	failed func(*kgo.Record, error) // sees every record that failed (timestampGuard.note)
 }
 
 // ensureCheckpointTopic uses its own client: the producer's may create
@@ -67,6 +68,7 @@ func (b brokers) newLimits() (*topicLimits, error) {
 func (b brokers) newSink(batchMax func(topic string) int32) (Sink, error) {
 	pc := producerConfig(b.cfg, b.log)
 	pc.BatchMaxBytes = batchMax
+	pc.OnFailure = b.failed
 	return txnproducer.New(pc)
 }
 

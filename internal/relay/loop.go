@@ -231,6 +231,11 @@ func (r *Relay) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.T
 		}
 	}
 	if err == nil {
+		if re := r.ts.rowError(row, txn); re != nil {
+			err = re
+		}
+	}
+	if err == nil {
 		return rec, nil
 	}
 	var re *route.RowError
@@ -247,7 +252,11 @@ func (r *Relay) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.T
 	}
 	r.cfg.Metrics.DeadLetter(string(re.Kind))
 	r.log.Warn().Err(re).Str("dead_letter_topic", r.cfg.DeadLetterTopic).Msg("outbox row diverted to the dead-letter topic")
-	return deadLetterRecord(r.cfg.DeadLetterTopic, row, txn, re, lim.bytes), nil
+	dl := deadLetterRecord(r.cfg.DeadLetterTopic, row, txn, re, lim.bytes)
+	if re.Kind == KindInvalidTimestamp {
+		dl.Timestamp = time.Now() // the row's own would be refused again
+	}
+	return dl, nil
 }
 
 func (r *Relay) produce(ctx context.Context, rec *kgo.Record) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -27,11 +28,14 @@ func Describe(rec *kgo.Record, err error) error {
 		}
 	}
 	err = acl.Hint(err, "WRITE (and CREATE, unless the topic is created beforehand)", acl.Topic(rec.Topic))
-	if errors.Is(err, kerr.MessageTooLarge) {
+	switch {
+	case errors.Is(err, kerr.MessageTooLarge):
 		err = fmt.Errorf("%w; the brokers refused a record batch for topic %s as larger than its limit; the router sizes batches to the topic's max.message.bytes (or the brokers' message.max.bytes) read when it starts or first produces to the topic, so the limit was lowered since or could not be read (DESCRIBE_CONFIGS): restart the router to read it again, or raise topic %s's max.message.bytes", err, rec.Topic, rec.Topic)
-	}
-	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+	case errors.Is(err, kerr.UnknownTopicOrPartition):
 		err = fmt.Errorf("%w; topic %s does not exist and the brokers did not create it: create it, or allow auto-creation (--auto-create-topics and the brokers' auto.create.topics.enable)", err, rec.Topic)
+	case errors.Is(err, kerr.InvalidTimestamp):
+		err = fmt.Errorf("%w; the brokers refused the record batch: a record's timestamp (created_at, or the commit time) is outside topic %s's message.timestamp.after.max.ms / message.timestamp.before.max.ms of their clock (this record's: %s)",
+			err, rec.Topic, rec.Timestamp.UTC().Format(time.RFC3339Nano))
 	}
 	if id == "" {
 		return fmt.Errorf("producing to topic %s: %w", rec.Topic, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/binlog-router/binlog-router/internal/route"
 )
 
 // sizeLimit is one message size limit of the cluster.
@@ -77,7 +78,7 @@ func (v *validator) topicLimits(ctx context.Context, adm *kadm.Client) ([]sizeLi
 	if err != nil {
 		return nil, err
 	}
-	pattern := templatePattern(v.cfg.TopicTemplate)
+	pattern, _ := route.TopicPattern(v.cfg.TopicTemplate) // nil for a template run refuses anyway
 	roles := map[string]string{}
 	for _, name := range details.Names() {
 		if pattern != nil && pattern.MatchString(name) {
@@ -121,30 +122,6 @@ func (v *validator) topicLimits(ctx context.Context, adm *kadm.Client) ([]sizeLi
 	}
 	slices.SortFunc(out, func(a, b sizeLimit) int { return strings.Compare(a.topic, b.topic) })
 	return out, nil
-}
-
-// templatePattern matches the topics a topic template can produce: each
-// placeholder stands for one or more legal topic characters.
-func templatePattern(template string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for rest := template; rest != ""; {
-		i := strings.IndexByte(rest, '{')
-		j := strings.IndexByte(rest, '}')
-		if i < 0 || j < i {
-			b.WriteString(regexp.QuoteMeta(rest))
-			break
-		}
-		b.WriteString(regexp.QuoteMeta(rest[:i]))
-		b.WriteString(`[A-Za-z0-9._-]+`)
-		rest = rest[j+1:]
-	}
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return nil
-	}
-	return re
 }
 
 // checkLimits judges the limits: one below --max-message-bytes is a

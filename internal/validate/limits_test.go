@@ -8,31 +8,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-func TestTemplatePattern(t *testing.T) {
-	for _, c := range []struct {
-		template string
-		match    []string
-		miss     []string
-	}{
-		{"outbox.event.{event_type}", []string{"outbox.event.OrderPlaced", "outbox.event.a-b_c.d"},
-			[]string{"outbox.event.", "outbox.eventXOrder", "xoutbox.event.A", "binlog-router.checkpoints"}},
-		{"{database}.{table}.{event_type}", []string{"shop.outbox.Created"}, []string{"shop.outbox"}},
-		{"fixed-topic", []string{"fixed-topic"}, []string{"fixed-topicx", "fixed"}},
-	} {
-		re := templatePattern(c.template)
-		for _, m := range c.match {
-			if !re.MatchString(m) {
-				t.Errorf("%s should match %s", c.template, m)
-			}
-		}
-		for _, m := range c.miss {
-			if re.MatchString(m) {
-				t.Errorf("%s should not match %s", c.template, m)
-			}
-		}
-	}
-}
-
 func TestCheckLimits(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct {

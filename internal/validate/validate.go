@@ -35,18 +35,13 @@ type Config struct {
 	CheckpointTopic string // default checkpoint.DefaultTopic
 	Start           string // --start, used when no checkpoint is stored; default relay.DefaultStart
 	ExactlyOnce     bool   // --delivery exactly-once: Kafka transactions are needed
+	TopicTemplate   string // --topic-template: the outbox topics
+	DeadLetterTopic string // --dead-letter-topic with --on-invalid=dead-letter; "" otherwise
 
 	// MaxMessageBytes is --max-message-bytes, compared with the brokers'
 	// message.max.bytes and the topics' max.message.bytes. Default
 	// relay.DefaultMaxMessageBytes.
 	MaxMessageBytes int
-	// TopicTemplate is --topic-template: existing topics it can produce
-	// are the outbox topics whose limits are compared. Default
-	// route.DefaultTopicTemplate.
-	TopicTemplate string
-	// DeadLetterTopic is --dead-letter-topic when --on-invalid=dead-letter,
-	// else empty.
-	DeadLetterTopic string
 
 	// AllowMissingTable is --allow-missing-table: a missing outbox table
 	// warns instead of failing, unless a table of a close name exists.
