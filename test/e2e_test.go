@@ -110,6 +110,9 @@ func e2eTest(t *testing.T, e *env) {
 		last[k] = pos[id]
 	}
 	assert.Equal(t, 0, r.stop(20*time.Second), "SIGTERM exits 0")
+	if n := crossCheckReaders(t, e); onApache() {
+		assert.Equal(t, len(want), n, "the reference readers read every row once")
+	}
 }
 
 // TestRestartResumesFromCheckpoint stops the router, writes more events,

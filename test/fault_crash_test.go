@@ -97,6 +97,9 @@ func crashTest(t *testing.T, e *env, delivery string) {
 		t.Errorf("SIGTERM: exit code %d, want 0", code)
 	}
 	got := col.settle(t, time.Second)
+	if n := crossCheckReaders(t, e); onApache() && n != len(got) {
+		t.Errorf("the reference readers read %d records, the collector %d", n, len(got))
+	}
 
 	var dupOK func(delivered) bool
 	bound := 0

@@ -240,6 +240,7 @@ func TestKafkaTLS(t *testing.T) {
 	}{
 		{"wrong CA", append([]string{"--kafka-tls", "--kafka-tls-ca", other.caFile}, client...), "certificate signed by unknown authority"},
 		{"wrong name", append([]string{"--kafka-tls", "--kafka-tls-ca", pki.caFile, "--kafka-tls-server-name", "kafka.example.com"}, client...), "kafka.example.com"},
+		{"no client certificate", []string{"--kafka-tls", "--kafka-tls-ca", pki.caFile}, "--kafka-tls-cert and --kafka-tls-key"},
 	} {
 		t.Run(f.name+" fails", func(t *testing.T) {
 			before := conns.Load()

@@ -125,6 +125,7 @@ func TestValidateDefaultEnv(t *testing.T) {
 		"replication outbox topics":       txn, // one broker: nothing survives its loss
 		"replication checkpoint topic":    txn,
 		"replication transaction log":     txn,
+		"message size":                    "OK",
 		"checkpoint":                      "OK",
 		"binlog retention":                "OK",
 		"binlog position":                 "OK",

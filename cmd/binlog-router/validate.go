@@ -47,6 +47,7 @@ func cmdValidate(ctx context.Context, args []string) int {
 		CheckpointTopic: cfg.CheckpointTopic,
 		Start:           cfg.Start,
 		ExactlyOnce:     cfg.Delivery == string(relay.ExactlyOnce),
+		MaxMessageBytes: cfg.MaxMessageBytes,
 		TopicTemplate:   cfg.TopicTemplate,
 		DeadLetterTopic: deadLetterTopic(&cfg),
 

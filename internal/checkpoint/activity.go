@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/binlog-router/binlog-router/internal/acl"
 )
 
 // OperatorMark ends the Version of a checkpoint written by an operator
@@ -118,11 +120,11 @@ func DescribeActivity(ctx context.Context, adm *kadm.Client, group, transactiona
 		return err
 	})
 	if err != nil {
-		return a, fmt.Errorf("describing consumer group %q: %w", group, err)
+		return a, fmt.Errorf("describing consumer group %q: %w", group, acl.Hint(err, "DESCRIBE (READ with --ha)", acl.Group(group)))
 	}
 	if g, ok := groups[group]; ok {
 		if g.Err != nil && !errors.Is(g.Err, kerr.GroupIDNotFound) {
-			return a, fmt.Errorf("describing consumer group %q: %w", group, g.Err)
+			return a, fmt.Errorf("describing consumer group %q: %w", group, acl.Hint(g.Err, "DESCRIBE (READ with --ha)", acl.Group(group)))
 		}
 		for _, m := range g.Members {
 			// Apache Kafka reports the host as Java prints an address
@@ -142,13 +144,13 @@ func DescribeActivity(ctx context.Context, adm *kadm.Client, group, transactiona
 		return err
 	})
 	if err != nil && !errors.Is(err, kerr.TransactionalIDNotFound) {
-		return a, fmt.Errorf("describing transactional id %q: %w", transactionalID, err)
+		return a, fmt.Errorf("describing transactional id %q: %w", transactionalID, acl.Hint(err, "DESCRIBE (implied by WRITE)", acl.TransactionalID(transactionalID)))
 	}
 	if t, ok := txns[transactionalID]; ok {
 		switch {
 		case errors.Is(t.Err, kerr.TransactionalIDNotFound):
 		case t.Err != nil:
-			return a, fmt.Errorf("describing transactional id %q: %w", transactionalID, t.Err)
+			return a, fmt.Errorf("describing transactional id %q: %w", transactionalID, acl.Hint(t.Err, "DESCRIBE (implied by WRITE)", acl.TransactionalID(transactionalID)))
 		default:
 			a.TxnState = t.State
 			if t.StartTimestamp > 0 {

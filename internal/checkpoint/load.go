@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/acl"
 )
 
 // Load returns the latest committed checkpoint stored for name in topic.
@@ -22,11 +24,11 @@ func Load(ctx context.Context, topic, name string, opts ...kgo.Opt) (*Checkpoint
 	defer adm.Close()
 	ends, err := kadm.NewClient(adm).ListCommittedOffsets(ctx, topic)
 	if err != nil {
-		return nil, fmt.Errorf("reading end of checkpoint topic %q: %w", topic, err)
+		return nil, fmt.Errorf("reading end of checkpoint topic %q: %w", topic, acl.Hint(err, "READ", acl.Topic(topic)))
 	}
 	starts, err := kadm.NewClient(adm).ListStartOffsets(ctx, topic)
 	if err != nil {
-		return nil, fmt.Errorf("reading start of checkpoint topic %q: %w", topic, err)
+		return nil, fmt.Errorf("reading start of checkpoint topic %q: %w", topic, acl.Hint(err, "READ", acl.Topic(topic)))
 	}
 	end, ok := ends.Lookup(topic, 0)
 	if !ok || end.Err != nil {
@@ -59,7 +61,7 @@ func Load(ctx context.Context, topic, name string, opts ...kgo.Opt) (*Checkpoint
 		var fetchErr error
 		fetches.EachError(func(_ string, _ int32, err error) { fetchErr = err })
 		if fetchErr != nil && !errors.Is(fetchErr, context.Canceled) {
-			return nil, fmt.Errorf("reading checkpoint topic %q: %w", topic, fetchErr)
+			return nil, fmt.Errorf("reading checkpoint topic %q: %w", topic, acl.Hint(fetchErr, "READ", acl.Topic(topic)))
 		}
 		done := false
 		fetches.EachRecord(func(r *kgo.Record) {

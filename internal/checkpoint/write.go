@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/acl"
 )
 
 // Tombstone returns the record that deletes name's checkpoint from topic: a
@@ -35,12 +37,13 @@ func Write(ctx context.Context, rec *kgo.Record, transactionalID string, opts ..
 	}
 	defer cl.Close()
 	if _, _, err := cl.ProducerID(ctx); err != nil {
-		return fmt.Errorf("initialising transactional producer %q: %w", transactionalID, err)
+		return fmt.Errorf("initialising transactional producer %q: %w", transactionalID, acl.Hint(err, "WRITE", acl.TransactionalID(transactionalID)))
 	}
 	if err := cl.BeginTransaction(); err != nil {
 		return fmt.Errorf("beginning Kafka transaction: %w", err)
 	}
 	if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		err = acl.Hint(acl.Hint(err, "WRITE", acl.Topic(rec.Topic)), "WRITE", acl.TransactionalID(transactionalID))
 		abortCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		if aerr := cl.EndTransaction(abortCtx, kgo.TryAbort); aerr != nil {
@@ -49,7 +52,7 @@ func Write(ctx context.Context, rec *kgo.Record, transactionalID string, opts ..
 		return fmt.Errorf("writing checkpoint record for %q to %q: %w", rec.Key, rec.Topic, err)
 	}
 	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		return fmt.Errorf("committing checkpoint record for %q to %q: %w", rec.Key, rec.Topic, err)
+		return fmt.Errorf("committing checkpoint record for %q to %q: %w", rec.Key, rec.Topic, acl.Hint(err, "WRITE", acl.TransactionalID(transactionalID)))
 	}
 	return nil
 }

@@ -63,7 +63,7 @@ var flagTable = []flagSpec{
 	flagOf(Router, "event-cache", 16, "binlog events buffered between network and decoding", func(c *Config) *int { return &c.EventCache }),
 	flagOf(Router, "max-buffered-records", relay.DefaultMaxBufferedRecords, "Kafka producer buffer, records", func(c *Config) *int { return &c.MaxBufferedRecords }),
 	flagOf(Router, "max-buffered-bytes", relay.DefaultMaxBufferedBytes, "Kafka producer buffer, bytes", func(c *Config) *int { return &c.MaxBufferedBytes }),
-	flagOf(Router, "max-message-bytes", relay.DefaultMaxMessageBytes, "largest record batch sent; at most the brokers' message.max.bytes", func(c *Config) *int { return &c.MaxMessageBytes }),
+	flagOf(Router, "max-message-bytes", relay.DefaultMaxMessageBytes, "largest record batch sent; a topic whose max.message.bytes (or the brokers' message.max.bytes) is smaller gets smaller batches", func(c *Config) *int { return &c.MaxMessageBytes }),
 	flagOf(Router, "memory-limit", int64(96<<20), "soft memory limit of the Go runtime in bytes (env GOMEMLIMIT wins); with it the garbage collector runs less often (GOGC=400 unless GOGC is set)", func(c *Config) *int64 { return &c.MemoryLimit }).ignoredBy(CmdReplay),
 	flagOf(Router, "kafka-timeout", relay.DefaultKafkaTimeout, "stop with an error when Kafka cannot take a record, flush or commit for this long", func(c *Config) *time.Duration { return &c.KafkaTimeout }).ignoredBy(CmdReplay),
 	flagOf(Router, "transaction-timeout", relay.DefaultTransactionTimeout, "Kafka transaction timeout", func(c *Config) *time.Duration { return &c.TransactionTimeout }),

@@ -64,6 +64,11 @@ func (c *Config) CheckKafkaAuth(ctx context.Context) error {
 		return &kafkaAuthError{err: err, msg: fmt.Sprintf("SASL authentication failed: the Kafka brokers (%s) do not accept mechanism %s: check --kafka-sasl-mechanism", brokers, mech)}
 	case errors.As(err, &certErr), errors.As(err, &hostErr), errors.As(err, &authorityErr):
 		return &kafkaAuthError{err: err, msg: fmt.Sprintf("TLS to the Kafka brokers (%s) failed: their certificate does not verify: check --kafka-tls-ca and --kafka-tls-server-name", brokers)}
+	case strings.Contains(err.Error(), "remote error: tls: "):
+		// An alert from the broker during the handshake (Go's alert type is
+		// not exported): with TLS 1.3 it comes on the first read, after the
+		// client thought the handshake done.
+		return &kafkaAuthError{err: err, msg: fmt.Sprintf("TLS to the Kafka brokers (%s) failed: they refused the handshake: if they require client certificates, set --kafka-tls-cert and --kafka-tls-key to a certificate signed by a CA they trust", brokers)}
 	case errors.As(err, &recordErr):
 		return &kafkaAuthError{err: err, msg: fmt.Sprintf("TLS to the Kafka brokers (%s) failed: they do not speak TLS on this port: use their TLS listener or drop --kafka-tls", brokers)}
 	}

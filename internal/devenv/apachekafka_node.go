@@ -127,6 +127,18 @@ func (k *ApacheKafka) signal(i int, sig syscall.Signal) error {
 	return n.proc.cmd.Process.Signal(sig)
 }
 
+// Pid is the process id of node i's JVM, or 0 when it is not running (for
+// the benchmark's CPU accounting).
+func (k *ApacheKafka) Pid(i int) int {
+	n := k.nodes[i]
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.proc == nil {
+		return 0
+	}
+	return n.proc.cmd.Process.Pid
+}
+
 // Running reports whether node i was started and not stopped or killed.
 func (k *ApacheKafka) Running(i int) bool {
 	n := k.nodes[i]

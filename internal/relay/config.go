@@ -73,9 +73,10 @@ type Config struct {
 	// DefaultMaxBufferedBytes.
 	MaxBufferedRecords int
 	MaxBufferedBytes   int
-	// MaxMessageBytes is the largest record batch the producer sends
-	// (franz-go's ProducerBatchMaxBytes); it must not exceed the brokers'
-	// message.max.bytes. A record larger than this fails. Default
+	// MaxMessageBytes is the largest record batch the producer sends; a
+	// topic whose max.message.bytes (by default the brokers'
+	// message.max.bytes) is smaller gets batches of its own limit
+	// (limits.go). A record that cannot fit alone is a row error. Default
 	// DefaultMaxMessageBytes.
 	MaxMessageBytes int
 	// QueueRows and QueueBytes bound what the reader may decode ahead of

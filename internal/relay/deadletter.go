@@ -3,6 +3,7 @@ package relay
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"time"
 	"unicode/utf8"
 
@@ -12,21 +13,12 @@ import (
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
-// recordOverhead approximates the bytes a record adds to its key, value
-// and headers in a batch (lengths, offsets, attributes, batch header).
-const recordOverhead = 128
-
-func recordSize(rec *kgo.Record) int {
-	n := len(rec.Topic) + len(rec.Key) + len(rec.Value) + recordOverhead
-	for _, h := range rec.Headers {
-		n += len(h.Key) + len(h.Value) + 8
-	}
-	return n
-}
-
-// tooLarge is the row error of a record over the size limit.
-func tooLarge(row *binlog.OutboxRow, txn *binlog.Txn, size, limit int) *route.RowError {
-	return route.TooLarge(row.Database+"."+row.Table, txn.GTID, string(row.EventID), size, limit)
+// tooLarge is the row error of a record over its topic's limit; it names
+// the limit and the setting to change.
+func tooLarge(row *binlog.OutboxRow, txn *binlog.Txn, topic string, size int, lim limit) *route.RowError {
+	return route.TooLarge(row.Database+"."+row.Table, txn.GTID, string(row.EventID),
+		fmt.Sprintf("record for topic %s takes %d bytes in a record batch, over %s (%d bytes); %s",
+			topic, size, lim.source.setting(topic), lim.bytes, lim.source.fix(topic, size)))
 }
 
 // deadLetter is the JSON value of a dead-letter record: the original row,
@@ -51,8 +43,8 @@ type deadLetter struct {
 }
 
 // deadLetterRecord builds the record that diverts an unroutable row to
-// topic. It never fails: a payload too large for the record is truncated
-// (and marked so).
+// topic. It never fails: a payload too large for the topic's batch limit
+// is truncated (and marked so) until the record fits.
 func deadLetterRecord(topic string, row *binlog.OutboxRow, txn *binlog.Txn, re *route.RowError, limit int) *kgo.Record {
 	d := deadLetter{
 		Table: row.Database + "." + row.Table, GTID: txn.GTID, EventID: string(row.EventID),
@@ -60,9 +52,36 @@ func deadLetterRecord(topic string, row *binlog.OutboxRow, txn *binlog.Txn, re *
 		SchemaVersion: text(row.SchemaVersion), Traceparent: text(row.Traceparent), Headers: text(row.Headers),
 		CreatedAt: row.CreatedAt, CommitTime: txn.Time, Error: re.Error(), Kind: string(re.Kind),
 	}
-	payload := row.Payload
-	if max := limit / 2; len(payload) > max {
-		payload, d.Truncated = payload[:max], true
+	key := row.AggregateID
+	if len(key) == 0 {
+		key = row.EventID
+	}
+	rec := &kgo.Record{
+		Topic: topic,
+		Key:   key,
+		Headers: []kgo.RecordHeader{
+			{Key: route.HeaderID, Value: row.EventID},
+			{Key: route.HeaderBinlogGTID, Value: []byte(txn.GTID)},
+			{Key: route.HeaderSourceTable, Value: []byte(d.Table)},
+			{Key: route.HeaderErrorKind, Value: []byte(re.Kind)},
+			{Key: route.HeaderError, Value: []byte(re.Error())},
+		},
+		Timestamp: txn.Time,
+	}
+	// JSON escapes can make the payload up to six times longer: halve what
+	// is kept until the record fits.
+	for keep := min(len(row.Payload), limit/2); ; keep /= 2 {
+		rec.Value = deadLetterValue(d, row.Payload, keep)
+		if keep == 0 || batchBytes(rec) <= limit {
+			return rec
+		}
+	}
+}
+
+// deadLetterValue is d with the first keep bytes of payload.
+func deadLetterValue(d deadLetter, payload []byte, keep int) []byte {
+	if len(payload) > keep {
+		payload, d.Truncated = payload[:keep], true
 	}
 	if utf8.Valid(payload) {
 		d.Payload = text(payload)
@@ -73,23 +92,7 @@ func deadLetterRecord(topic string, row *binlog.OutboxRow, txn *binlog.Txn, re *
 	if err != nil { // cannot happen: every field is a string or time
 		value = []byte(`{"error":"encoding dead letter failed"}`)
 	}
-	key := row.AggregateID
-	if len(key) == 0 {
-		key = row.EventID
-	}
-	return &kgo.Record{
-		Topic: topic,
-		Key:   key,
-		Value: value,
-		Headers: []kgo.RecordHeader{
-			{Key: route.HeaderID, Value: row.EventID},
-			{Key: route.HeaderBinlogGTID, Value: []byte(txn.GTID)},
-			{Key: route.HeaderSourceTable, Value: []byte(d.Table)},
-			{Key: route.HeaderErrorKind, Value: []byte(re.Kind)},
-			{Key: route.HeaderError, Value: []byte(re.Error())},
-		},
-		Timestamp: txn.Time,
-	}
+	return value
 }
 
 func text(b []byte) *string {

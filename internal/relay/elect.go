@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlog-router/binlog-router/internal/acl"
 	"github.com/binlog-router/binlog-router/internal/logging"
 )
 
@@ -34,11 +35,12 @@ type elector struct {
 	polled chan struct{}      // closed when poll returns
 	fatal  chan error         // a group error retrying cannot fix
 	group  string
+	topic  string // the checkpoint topic the group consumes
 }
 
 func newElector(cfg Config) (*elector, error) {
 	e := &elector{log: cfg.Logger.With().Str("component", "election").Str("group", GroupID(cfg.Name)).Logger(),
-		leader: make(chan struct{}), fatal: make(chan error, 1), group: GroupID(cfg.Name)}
+		leader: make(chan struct{}), fatal: make(chan error, 1), group: GroupID(cfg.Name), topic: cfg.CheckpointTopic}
 	opts := append([]kgo.Opt{}, cfg.Kafka...)
 	opts = append(opts,
 		kgo.WithLogger(logging.Kgo(cfg.Logger)),
@@ -135,8 +137,13 @@ func (e *elector) poll() {
 		for _, fe := range fs.Errors() {
 			var ke *kerr.Error
 			if errors.As(fe.Err, &ke) && !ke.Retriable {
+				err := fmt.Errorf("joining election group %s: %w (with --ha, --ha-session-timeout must be within the brokers' group.min/max.session.timeout.ms, 6s-30m by default)", e.group, fe.Err)
+				if acl.Denied(fe.Err) {
+					err = fmt.Errorf("joining election group %s: %w", e.group,
+						acl.Hint(acl.Hint(fe.Err, "READ", acl.Group(e.group)), "READ", acl.Topic(e.topic)))
+				}
 				select {
-				case e.fatal <- fmt.Errorf("joining election group %s: %w (with --ha, --ha-session-timeout must be within the brokers' group.min/max.session.timeout.ms, 6s-30m by default)", e.group, fe.Err):
+				case e.fatal <- err:
 				default:
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -203,7 +204,12 @@ func (k *fakeKafka) loadCheckpoint(context.Context) (*checkpoint.Checkpoint, err
 	return nil, fmt.Errorf("%w for %q", checkpoint.ErrCheckpointMissing, k.cfg.Name)
 }
 
-func (k *fakeKafka) newSink() (Sink, error) {
+// newLimits: without a client every topic's limit is MaxMessageBytes.
+func (k *fakeKafka) newLimits() (*topicLimits, error) {
+	return newTopicLimits(k.cfg.MaxMessageBytes, false, zerolog.Nop()), nil
+}
+
+func (k *fakeKafka) newSink(func(string) int32) (Sink, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.sinks++

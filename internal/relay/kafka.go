@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -21,8 +22,12 @@ type kafka interface {
 	// loadCheckpoint returns the router's latest committed checkpoint, or
 	// an error wrapping checkpoint.ErrCheckpointMissing.
 	loadCheckpoint(ctx context.Context) (*checkpoint.Checkpoint, error)
-	// newSink creates the session's producer (not yet initialised).
-	newSink() (Sink, error)
+	// newLimits creates the session's record batch limits (limits.go);
+	// close them when the session ends.
+	newLimits() (*topicLimits, error)
+	// newSink creates the session's producer (not yet initialised), whose
+	// record batches for a topic are at most batchMax(topic) bytes.
+	newSink(batchMax func(topic string) int32) (Sink, error)
 }
 
 // brokers reaches the Kafka cluster of Config.Kafka.
@@ -48,8 +53,21 @@ func (b brokers) loadCheckpoint(ctx context.Context) (*checkpoint.Checkpoint, er
 	return checkpoint.Load(ctx, b.cfg.CheckpointTopic, b.cfg.Name, b.cfg.Kafka...)
 }
 
-func (b brokers) newSink() (Sink, error) {
+// newLimits reads the limits with a client of its own (DescribeConfigs,
+// and the metadata request that creates a missing topic).
+func (b brokers) newLimits() (*topicLimits, error) {
+	cl, err := kgo.NewClient(b.cfg.Kafka...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka client: %w", err)
+	}
+	l := newTopicLimits(b.cfg.MaxMessageBytes, *b.cfg.AutoCreateTopics, b.log)
+	l.setClient(cl)
+	return l, nil
+}
+
+func (b brokers) newSink(batchMax func(topic string) int32) (Sink, error) {
 	pc := producerConfig(b.cfg, b.log)
+	pc.BatchMaxBytes = batchMax
 	pc.OnFailure = b.failed
 	return txnproducer.New(pc)
 }

@@ -184,8 +184,8 @@ type pausingKafka struct {
 	pause func()
 }
 
-func (p *pausingKafka) newSink() (Sink, error) {
-	s, err := p.kafka.newSink()
+func (p *pausingKafka) newSink(batchMax func(string) int32) (Sink, error) {
+	s, err := p.kafka.newSink(batchMax)
 	if err != nil || p.pause == nil {
 		return s, err
 	}

@@ -162,7 +162,7 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
 				return err
 			}
 		}
-		rec, err := r.record(row, row.Txn)
+		rec, err := r.record(ctx, row, row.Txn)
 		if err != nil {
 			return err
 		}
@@ -217,12 +217,17 @@ func (r *Relay) splittable() bool {
 func (r *Relay) splitAge() time.Duration { return r.cfg.TransactionTimeout / 2 }
 
 // record builds the record of one row: its routed record, or by policy
-// its dead-letter record, or an error that stops the relay.
-func (r *Relay) record(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, error) {
+// its dead-letter record, or an error that stops the relay. A record that
+// cannot fit in a batch of its topic (limits.go) is a row error.
+func (r *Relay) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, error) {
 	rec, err := r.router.Record(row, txn)
 	if err == nil {
-		if size := recordSize(rec); size > r.cfg.MaxMessageBytes {
-			err = tooLarge(row, txn, size, r.cfg.MaxMessageBytes)
+		lim, lerr := r.limits.of(ctx, rec.Topic)
+		if lerr != nil {
+			return nil, lerr
+		}
+		if size := batchBytes(rec); size > lim.bytes {
+			err = tooLarge(row, txn, rec.Topic, size, lim)
 		}
 	}
 	if err == nil {
@@ -241,9 +246,13 @@ func (r *Relay) record(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, err
 	if r.cfg.OnInvalid != InvalidDeadLetter {
 		return nil, fmt.Errorf("%w; fix the row's writer, or run with --on-invalid=dead-letter to divert such rows to a dead-letter topic", err)
 	}
+	lim, err := r.limits.of(ctx, r.cfg.DeadLetterTopic)
+	if err != nil {
+		return nil, err
+	}
 	r.cfg.Metrics.DeadLetter(string(re.Kind))
 	r.log.Warn().Err(re).Str("dead_letter_topic", r.cfg.DeadLetterTopic).Msg("outbox row diverted to the dead-letter topic")
-	dl := deadLetterRecord(r.cfg.DeadLetterTopic, row, txn, re, r.cfg.MaxMessageBytes)
+	dl := deadLetterRecord(r.cfg.DeadLetterTopic, row, txn, re, lim.bytes)
 	if re.Kind == KindInvalidTimestamp {
 		dl.Timestamp = time.Now() // the row's own would be refused again
 	}

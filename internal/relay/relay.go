@@ -26,7 +26,8 @@ type Relay struct {
 	kafka   kafka
 	startAt func(ctx context.Context, start string) (*gtid.Set, error)
 
-	out Sink // the active session's producer
+	out    Sink         // the active session's producer
+	limits *topicLimits // the active session's record batch limit per topic
 
 	// committed is the GTID set the stored checkpoint covers; pending
 	// also covers transactions handed to Kafka since.
@@ -144,7 +145,13 @@ func (r *Relay) Run(ctx context.Context) error {
 // stream until ctx ends or an error.
 func (r *Relay) runActive(ctx context.Context) error {
 	r.reset()
-	out, err := r.kafka.newSink()
+	limits, err := r.kafka.newLimits()
+	if err != nil {
+		return err
+	}
+	r.limits = limits
+	defer limits.close()
+	out, err := r.kafka.newSink(limits.batchMax)
 	if err != nil {
 		return err
 	}
@@ -152,6 +159,11 @@ func (r *Relay) runActive(ctx context.Context) error {
 	defer out.Close()
 
 	if err := r.kafka.ensureCheckpointTopic(ctx); err != nil {
+		return err
+	}
+	// The producer learns a topic's batch limit when it first produces to
+	// it: the checkpoint topic's is read before the first commit.
+	if _, err := limits.of(ctx, r.cfg.CheckpointTopic); err != nil {
 		return err
 	}
 	// Initialising the producer id (exactly-once) fences any older

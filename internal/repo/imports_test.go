@@ -26,7 +26,7 @@ var owners = []struct {
 	{"github.com/twmb/franz-go/pkg/kfake", []string{"internal/devenv", "test/kfakeserver"},
 		"the in-process fake broker is for tests, the demo and the benchmark"},
 	{"github.com/twmb/franz-go/", []string{"cmd/", "internal/checkpoint", "internal/config", "internal/devenv",
-		"internal/logging", "internal/metrics", "internal/relay", "internal/replay", "internal/route",
+		"internal/acl", "internal/logging", "internal/metrics", "internal/relay", "internal/replay", "internal/route",
 		"internal/txnproducer", "internal/validate", "inbox", "test/"},
 		"binlog decoding, GTID sets, the outbox schema and the public writer know nothing of Kafka"},
 	{"database/sql", []string{"internal/binlog", "internal/checkpoint", "internal/devenv", "internal/schema",
@@ -92,6 +92,7 @@ const module = "github.com/binlog-router/binlog-router/"
 // examples/ may import anything. A package missing here fails the test:
 // give a new package its layer.
 var layers = map[string]int{
+	"internal/acl":         0,
 	"internal/gtid":        0,
 	"internal/schema":      0,
 	"internal/logging":     0,

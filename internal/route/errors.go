@@ -46,7 +46,8 @@ var (
 	// Kafka topic name. ValidTopic's errors wrap it too.
 	ErrInvalidTopic = errors.New("invalid Kafka topic name")
 	// ErrRecordTooLarge: the record built from the row is larger than the
-	// producer may send (the relay checks its size: TooLarge).
+	// producer may send to its topic (the relay checks its size against
+	// the topic's limit: TooLarge).
 	ErrRecordTooLarge = errors.New("record too large")
 
 	// ErrInvalidTemplate: Config.TopicTemplate cannot be parsed. New returns
@@ -88,13 +89,13 @@ func (e *RowError) Error() string {
 // Unwrap returns Err.
 func (e *RowError) Unwrap() error { return e.Err }
 
-// TooLarge is the row error of a row whose record of size bytes is over
-// the limit the producer may send (--max-message-bytes); table is
-// "database.table".
-func TooLarge(table, gtid, eventID string, size, limit int) *RowError {
+// TooLarge is the row error of a row whose record is larger than its
+// topic's batch limit; table is "database.table", detail says which limit
+// (--max-message-bytes, the topic's max.message.bytes or the brokers'
+// message.max.bytes) and how to raise it.
+func TooLarge(table, gtid, eventID, detail string) *RowError {
 	return &RowError{Table: table, GTID: gtid, EventID: eventID, Kind: KindRecordTooLarge,
-		Err: newProblem(KindRecordTooLarge, ErrRecordTooLarge, "record of "+strconv.Itoa(size)+" bytes exceeds --max-message-bytes "+
-			strconv.Itoa(limit)+"; raise --max-message-bytes and the brokers' message.max.bytes, or keep payloads smaller")}
+		Err: newProblem(KindRecordTooLarge, ErrRecordTooLarge, detail)}
 }
 
 // problem is the Err of a RowError: a precise message over a sentinel.

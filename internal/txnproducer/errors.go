@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlog-router/binlog-router/internal/acl"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -26,7 +27,10 @@ func Describe(rec *kgo.Record, err error) error {
 			gtidText = string(h.Value)
 		}
 	}
+	err = acl.Hint(err, "WRITE (and CREATE, unless the topic is created beforehand)", acl.Topic(rec.Topic))
 	switch {
+	case errors.Is(err, kerr.MessageTooLarge):
+		err = fmt.Errorf("%w; the brokers refused a record batch for topic %s as larger than its limit; the router sizes batches to the topic's max.message.bytes (or the brokers' message.max.bytes) read when it starts or first produces to the topic, so the limit was lowered since or could not be read (DESCRIBE_CONFIGS): restart the router to read it again, or raise topic %s's max.message.bytes", err, rec.Topic, rec.Topic)
 	case errors.Is(err, kerr.UnknownTopicOrPartition):
 		err = fmt.Errorf("%w; topic %s does not exist and the brokers did not create it: create it, or allow auto-creation (--auto-create-topics and the brokers' auto.create.topics.enable)", err, rec.Topic)
 	case errors.Is(err, kerr.InvalidTimestamp):

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -71,7 +72,12 @@ func TestDescribe(t *testing.T) {
 	if got != want {
 		t.Errorf("Describe:\n %s\nwant\n %s", got, want)
 	}
-	if got := Describe(&kgo.Record{Topic: "cp"}, kerr.MessageTooLarge).Error(); got != "producing to topic cp: "+kerr.MessageTooLarge.Error() {
+	got = Describe(&kgo.Record{Topic: "cp"}, kerr.MessageTooLarge).Error()
+	if !strings.HasPrefix(got, "producing to topic cp: "+kerr.MessageTooLarge.Error()+"; ") || !strings.Contains(got, "raise topic cp's max.message.bytes") {
 		t.Errorf("Describe of a record without an id: %s", got)
+	}
+	got = Describe(rec, fmt.Errorf("x: %w", kerr.TopicAuthorizationFailed)).Error()
+	if !strings.HasSuffix(got, "; grant the router's Kafka principal WRITE (and CREATE, unless the topic is created beforehand) on topic orders") {
+		t.Errorf("Describe of a denied record: %s", got)
 	}
 }

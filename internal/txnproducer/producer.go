@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlog-router/binlog-router/internal/acl"
 	"github.com/binlog-router/binlog-router/internal/logging"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
@@ -33,6 +34,11 @@ type Config struct {
 	// MaxMessageBytes is the largest record batch sent (franz-go's
 	// ProducerBatchMaxBytes), at most the brokers' message.max.bytes.
 	MaxMessageBytes int
+	// BatchMaxBytes, when set, is the largest record batch sent to a topic
+	// (franz-go's ProducerBatchMaxBytesFn, asked when the producer first
+	// learns the topic's partitions) instead of MaxMessageBytes: the
+	// relay's limit of each topic (its max.message.bytes).
+	BatchMaxBytes func(topic string) int32
 	// AutoCreateTopics lets the client ask the brokers to create missing
 	// topics.
 	AutoCreateTopics bool
@@ -90,6 +96,9 @@ func New(cfg Config) (*Producer, error) {
 		kgo.ProducerBatchMaxBytes(int32(cfg.MaxMessageBytes)),
 		kgo.ProducerLinger(0),
 	)
+	if cfg.BatchMaxBytes != nil {
+		opts = append(opts, kgo.ProducerBatchMaxBytesFn(cfg.BatchMaxBytes))
+	}
 	if cfg.AutoCreateTopics {
 		opts = append(opts, kgo.AllowAutoTopicCreation())
 	}
@@ -117,7 +126,7 @@ func (p *Producer) Init(ctx context.Context) error {
 		return nil
 	}
 	if _, _, err := p.cl.ProducerID(ctx); err != nil {
-		return fmt.Errorf("initialising transactional producer %q: %w", p.txnID, err)
+		return fmt.Errorf("initialising transactional producer %q: %w", p.txnID, acl.Hint(err, "WRITE", acl.TransactionalID(p.txnID)))
 	}
 	return nil
 }

@@ -89,6 +89,7 @@ func (v *validator) kafka(m *mysqlFacts) *kafkaFacts {
 
 	v.add(v.transactions(cl, adm, numBrokers))
 	v.durability(adm, meta)
+	v.add(v.limits(adm, meta.Brokers.NodeIDs()))
 
 	k := &kafkaFacts{}
 	var flavor gtid.Flavor

@@ -9,6 +9,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/route"
 )
 
 // DefaultTimeout bounds each network step when Config.Timeout is zero.
@@ -37,6 +38,11 @@ type Config struct {
 	TopicTemplate   string // --topic-template: the outbox topics
 	DeadLetterTopic string // --dead-letter-topic with --on-invalid=dead-letter; "" otherwise
 
+	// MaxMessageBytes is --max-message-bytes, compared with the brokers'
+	// message.max.bytes and the topics' max.message.bytes. Default
+	// relay.DefaultMaxMessageBytes.
+	MaxMessageBytes int
+
 	// AllowMissingTable is --allow-missing-table: a missing outbox table
 	// warns instead of failing, unless a table of a close name exists.
 	AllowMissingTable bool
@@ -63,6 +69,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.Start == "" {
 		c.Start = relay.DefaultStart
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = relay.DefaultMaxMessageBytes
+	}
+	if c.TopicTemplate == "" {
+		c.TopicTemplate = route.DefaultTopicTemplate
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout

@@ -109,9 +109,21 @@ func runStages(ctx context.Context, e *env, o *options, res *results) error {
 	return nil
 }
 
-// runRaw measures the raw limits on the backlog: go-mysql decoding it,
-// and franz-go producing records of the same shape.
+// runRaw measures the raw limits on the backlog: go-mysql reading it
+// without parsing, go-mysql decoding it, and franz-go producing records of
+// the same shape.
 func runRaw(ctx context.Context, e *env, o *options, spec backlogSpec, bl backlog, res *results) error {
+	e.log.Info().Msg("raw read")
+	e.settle(ctx, o.Settle)
+	readMeter := newCPUMeter(e.serverPids())
+	rd, err := rawRead(ctx, e.maria.Addr(), uint32(e.serverID()), bl)
+	rd.CPU = readMeter.used(0)
+	if err != nil {
+		return err
+	}
+	res.RawReadRuns = append(res.RawReadRuns, rd)
+	e.log.Info().Float64("rows_per_s", rd.RowsPerSec).Float64("mb_per_s", rd.MBPerSec).Float64("others_cores", rd.CPU.ForeignC).Msg("raw read done")
+
 	e.log.Info().Msg("raw decode")
 	stop, err := startCPUProfile(o.ProfileDir, "raw-decode")
 	if err != nil {

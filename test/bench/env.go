@@ -22,13 +22,14 @@ import (
 func brokerMessageMaxBytes(o *options) int { return max(16<<20, 4*o.BigPayload) }
 
 // env is the world of one run: the router binary, a private mariadbd, a
-// kfake broker process and the benchmark database.
+// broker process (kfake or Apache Kafka, -kafka) and the benchmark
+// database.
 type env struct {
 	root      string // module root
 	tmp       string
 	routerBin string
 	maria     *devenv.MariaDB
-	kafka     *kfakeProc
+	kafka     *kafkaSide
 	admin     *admin
 	db        *sql.DB // the benchmark database, for loaders
 	mariaPid  int
@@ -54,13 +55,9 @@ func setup(ctx context.Context, o *options, log zerolog.Logger) (e *env, err err
 	if e.tmp, err = os.MkdirTemp("", "binlog-router-bench-"); err != nil {
 		return e, fmt.Errorf("creating temp dir: %w", err)
 	}
-	log.Info().Str("dir", e.tmp).Msg("building binlog-router and kfakeserver")
+	log.Info().Str("dir", e.tmp).Msg("building binlog-router")
 	e.routerBin = filepath.Join(e.tmp, "binlog-router")
 	if err = goBuild(ctx, e.root, "./cmd/binlog-router", e.routerBin); err != nil {
-		return e, err
-	}
-	kfakeBin := filepath.Join(e.tmp, "kfakeserver")
-	if err = goBuild(ctx, e.root, "./test/kfakeserver", kfakeBin); err != nil {
 		return e, err
 	}
 
@@ -83,8 +80,8 @@ func setup(ctx context.Context, o *options, log zerolog.Logger) (e *env, err err
 		return e, err
 	}
 
-	log.Info().Msg("starting kfakeserver")
-	if e.kafka, err = startKfake(ctx, kfakeBin, o.Partitions, filepath.Join(e.tmp, "kfake.log")); err != nil {
+	log.Info().Str("kafka", o.Kafka).Msg("starting the broker")
+	if e.kafka, err = startKafkaSide(ctx, e, o); err != nil {
 		return e, err
 	}
 	if e.admin, err = newAdmin(e.kafka.Brokers); err != nil {
@@ -93,7 +90,7 @@ func setup(ctx context.Context, o *options, log zerolog.Logger) (e *env, err err
 	if err = e.admin.setMessageMaxBytes(ctx, brokerMessageMaxBytes(o)); err != nil {
 		return e, err
 	}
-	log.Info().Str("mysql", e.maria.Addr()).Strs("brokers", e.kafka.Brokers).Msg("servers ready")
+	log.Info().Str("mysql", e.maria.Addr()).Strs("brokers", e.kafka.Brokers).Str("kafka", e.kafka.Desc).Msg("servers ready")
 	return e, nil
 }
 
@@ -133,7 +130,7 @@ func (e *env) createSchema(ctx context.Context) error {
 // serverPids names the processes whose CPU a run accounts besides the
 // router.
 func (e *env) serverPids() map[string]int {
-	pids := map[string]int{"kfake": e.kafka.Pid()}
+	pids := map[string]int{"broker": e.kafka.Pid()}
 	if e.mariaPid > 0 {
 		pids["mariadbd"] = e.mariaPid
 	}

@@ -17,6 +17,8 @@ type machine struct {
 	MariaDB    string  `json:"mariadb_version"`
 	Go         string  `json:"go_version"`
 	Kfake      string  `json:"kfake_version"`
+	Kafka      string  `json:"kafka"`      // the broker of the run, e.g. "kfake 01f206a7e32c" or "Apache Kafka 4.4.0 (...)"
+	BrokerCPU  string  `json:"broker_cpu"` // its column in the CPU split
 	FranzGo    string  `json:"franz_go_version"`
 	GoMySQL    string  `json:"go_mysql_version"`
 	Revision   string  `json:"revision"` // git describe --always --dirty of the tree the router was built from
@@ -33,6 +35,8 @@ func describeMachine(ctx context.Context, e *env, o *options) machine {
 		FranzGo:    goModuleVersion(ctx, e.root, "github.com/twmb/franz-go"),
 		GoMySQL:    goModuleVersion(ctx, e.root, "github.com/go-mysql-org/go-mysql"),
 		Revision:   gitRevision(ctx, e.root),
+		Kafka:      e.kafka.Desc,
+		BrokerCPU:  e.kafka.CPUName,
 		RouterEnv:  strings.Join(o.RouterEnv, ","),
 		RouterArgs: strings.Join(o.RouterArgs, ","),
 	}
@@ -70,4 +74,21 @@ func kfakeCommit(version string) string {
 		return version[i+1:]
 	}
 	return version
+}
+
+// kafka describes the broker; results written before -kafka existed ran
+// on kfake.
+func (m machine) kafka() string {
+	if m.Kafka != "" {
+		return m.Kafka
+	}
+	return "kfake " + kfakeCommit(m.Kfake)
+}
+
+// brokerCPU names the broker's column in the CPU split.
+func (m machine) brokerCPU() string {
+	if m.BrokerCPU != "" {
+		return m.BrokerCPU
+	}
+	return "kfake"
 }

@@ -38,6 +38,7 @@ type options struct {
 	RouterEnv    []string      // extra environment of the router process (e.g. GOGC=200)
 	RouterArgs   []string      // extra flags of every router run (e.g. --kafka-timeout=24h)
 	Runs         int           // repetitions of the raw limits and the catch-ups (best is reported)
+	Kafka        string        // the broker: kfake (default, its own process) or apache (a private Apache Kafka node)
 	Quick        bool
 }
 
@@ -64,6 +65,7 @@ func defaultOptions() options {
 		Settle:       30 * time.Second,
 		OutDir:       "bench-results",
 		Runs:         3,
+		Kafka:        kafkaKfake,
 	}
 }
 
@@ -93,6 +95,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.Var((*stringList)(&o.RouterEnv), "router-env", "extra KEY=VALUE environment of the router process, comma separated")
 	fs.IntVar(&o.Runs, "runs", o.Runs, "repetitions of the raw limits and the catch-ups; the fastest run is reported, the median beside it")
 	fs.Var((*stringList)(&o.RouterArgs), "router-args", "extra flags of every router run, comma separated (e.g. --kafka-timeout=24h)")
+	fs.StringVar(&o.Kafka, "kafka", o.Kafka, "the broker: kfake, or apache for a private Apache Kafka node (needs java and mvn; the jars are fetched once, see make kafka-jars)")
 	fs.BoolVar(&o.Quick, "quick", o.Quick, "shrink every size about 10x (sizes set explicitly are kept)")
 }
 
@@ -134,6 +137,9 @@ func (o *options) validate() error {
 	positive("big-txn-rows", o.BigTxnRows)
 	positive("partitions", o.Partitions)
 	positive("runs", o.Runs)
+	if o.Kafka != kafkaKfake && o.Kafka != kafkaApache {
+		errs = append(errs, fmt.Errorf("-kafka %q: want kfake or apache", o.Kafka))
+	}
 	if o.OtherTxnPct < 0 || o.OtherTxnPct >= 100 {
 		errs = append(errs, fmt.Errorf("-other-txn-pct must be in [0, 100), got %g", o.OtherTxnPct))
 	}

@@ -88,7 +88,7 @@ func newCPUMeter(pids map[string]int) *cpuMeter {
 
 // cpuUse is the CPU seconds used during a measurement.
 type cpuUse struct {
-	Kfake    float64 `json:"kfake"`
+	Broker   float64 `json:"broker"` // kfake's process or Apache Kafka's JVM
 	MariaDB  float64 `json:"mariadbd"`
 	Bench    float64 `json:"bench"`  // the benchmark process (loaders, consumers, raw clients)
 	Router   float64 `json:"router"` // the router process, when one ran
@@ -112,11 +112,11 @@ func (m *cpuMeter) used(router time.Duration) cpuUse {
 		}
 		return (d - m.before[name]).Seconds()
 	}
-	u := cpuUse{Kfake: get("kfake"), MariaDB: get("mariadbd"), Bench: get("bench"), Router: router.Seconds(),
+	u := cpuUse{Broker: get("broker"), MariaDB: get("mariadbd"), Bench: get("bench"), Router: router.Seconds(),
 		Seconds: time.Since(m.started).Seconds()}
 	if sys, err := systemBusy(); err == nil {
 		u.Machine = (sys - m.sys).Seconds()
-		u.Foreign = max(0, u.Machine-u.Kfake-u.MariaDB-u.Bench-u.Router)
+		u.Foreign = max(0, u.Machine-u.Broker-u.MariaDB-u.Bench-u.Router)
 		u.ForeignC = u.Foreign / u.Seconds
 	}
 	return u

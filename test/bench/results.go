@@ -40,6 +40,7 @@ type results struct {
 	Backlog *backlogReport `json:"backlog,omitempty"`
 	// The best (fastest) of Options.Runs runs of each measurement; every
 	// run is in the *Runs lists and summarised in Spread.
+	RawRead          *rawReadResult    `json:"raw_read,omitempty"`
 	RawDecode        *rawDecodeResult  `json:"raw_decode,omitempty"`
 	RawIdempotent    *rawProduceResult `json:"raw_produce_idempotent,omitempty"`
 	RawTransactional *rawProduceResult `json:"raw_produce_transactional,omitempty"`
@@ -47,6 +48,7 @@ type results struct {
 	AtLeastOnce      *catchupResult    `json:"router_at_least_once,omitempty"`
 	Spread           map[string]spread `json:"spread,omitempty"`
 
+	RawReadRuns          []rawReadResult    `json:"raw_read_runs,omitempty"`
 	RawDecodeRuns        []rawDecodeResult  `json:"raw_decode_runs,omitempty"`
 	RawIdempotentRuns    []rawProduceResult `json:"raw_produce_idempotent_runs,omitempty"`
 	RawTransactionalRuns []rawProduceResult `json:"raw_produce_transactional_runs,omitempty"`

@@ -20,6 +20,7 @@ type spread struct {
 
 // Keys of results.Spread.
 const (
+	spreadRawRead          = "raw_read"
 	spreadRawDecode        = "raw_decode"
 	spreadRawIdempotent    = "raw_produce_idempotent"
 	spreadRawTransactional = "raw_produce_transactional"
@@ -31,6 +32,9 @@ const (
 // measurement and fills Spread.
 func (r *results) pickBest() {
 	r.Spread = map[string]spread{}
+	if i, sp := best(r.RawReadRuns, func(d rawReadResult) float64 { return d.RowsPerSec }); i >= 0 {
+		r.RawRead, r.Spread[spreadRawRead] = &r.RawReadRuns[i], sp
+	}
 	if i, sp := best(r.RawDecodeRuns, func(d rawDecodeResult) float64 { return d.RowsPerSec }); i >= 0 {
 		r.RawDecode, r.Spread[spreadRawDecode] = &r.RawDecodeRuns[i], sp
 	}

@@ -17,6 +17,7 @@ type tableRow struct {
 // printTable writes the results as one aligned plain-text table.
 func (r *results) printTable(w io.Writer) error {
 	var rows []tableRow
+	cpuLabel := "  CPU s: router / " + r.Machine.brokerCPU() + " / mariadbd / bench"
 	add := func(name, value string) { rows = append(rows, tableRow{name: name, value: value}) }
 	check := func(name, value string, t target) {
 		res := "FAIL"
@@ -53,6 +54,11 @@ func (r *results) printTable(w io.Writer) error {
 			thousands(float64(b.Rows)), thousands(float64(b.OutboxTxns)), thousands(float64(b.OtherTxns))))
 		add("backlog: payload", fmt.Sprintf("%s MB, mean %s B", f1(float64(b.PayloadBytes)/1e6), thousands(b.MeanPayloadBytes)))
 		add("backlog: load time", fmt.Sprintf("%s s (%s rows/s)", f1(b.LoadSeconds), thousands(b.LoadRowsPerSec)))
+	}
+	if d := r.RawRead; d != nil {
+		add("raw read (go-mysql raw mode, no parsing)", fmt.Sprintf("%s rows/s, %s MB/s%s%s", thousands(d.RowsPerSec), f1(d.MBPerSec),
+			r.spreadNote(spreadRawRead), othersNote(d.CPU)))
+		add("  client CPU per 100k rows", f2(per100k(d.CPU.Bench, d.Rows))+" s")
 	}
 	if d := r.RawDecode; d != nil {
 		add("raw decode (go-mysql BinlogSyncer)", thousands(d.RowsPerSec)+" rows/s"+r.spreadNote(spreadRawDecode)+othersNote(d.CPU))
@@ -92,7 +98,7 @@ func (r *results) printTable(w io.Writer) error {
 		checkOrAdd(c.Label+": startup to first record (median)", "  startup to first record", startup)
 		add("  CPU per 100k events", f2(sp.MedianCPUPer100k)+" s"+map[bool]string{true: " (median)"}[sp.Runs > 1])
 		checkOrAdd(c.Label+": peak RSS (max)", "  peak RSS", f1(mb(sp.MaxPeakRSSBytes))+" MB"+map[bool]string{true: " (max of runs)"}[sp.Runs > 1])
-		add("  CPU s: router / kfake / mariadbd / bench", cpuSplit(c.CPU))
+		add(cpuLabel, cpuSplit(c.CPU))
 		add("  other processes on the machine", f2(c.CPU.ForeignC)+" cores")
 		for i, run := range r.catchupRuns(k) {
 			name := "  records in Kafka (read_committed)"
@@ -109,7 +115,7 @@ func (r *results) printTable(w io.Writer) error {
 			add("  latency p50 / p99.9 / max", fmt.Sprintf("%s / %s / %s ms", f1(x.Latency.P50Ms), f1(x.Latency.P999Ms), f1(x.Latency.MaxMs)))
 			checkOrAdd(fmt.Sprintf("live %d/s: p99 latency", x.TargetRate), "  latency p99", f1(x.Latency.P99Ms)+" ms")
 			add("  INSERT round trip p50 / p99", fmt.Sprintf("%s / %s ms", f1(x.InsertTime.P50Ms), f1(x.InsertTime.P99Ms)))
-			add("  CPU s: router / kfake / mariadbd / bench", cpuSplit(x.CPU))
+			add(cpuLabel, cpuSplit(x.CPU))
 			add("  other processes on the machine", f2(x.CPU.ForeignC)+" cores")
 		}
 		checkOrAdd("live router: peak RSS", "live router: peak RSS", f1(mb(l.PeakRSSBytes))+" MB")
@@ -123,8 +129,8 @@ func (r *results) printTable(w io.Writer) error {
 
 	m := r.Machine
 	fmt.Fprintf(w, "binlog-router benchmark, %s%s\n", r.Time.UTC().Format("2006-01-02 15:04 UTC"), map[bool]string{true: " (quick)"}[r.Quick])
-	fmt.Fprintf(w, "machine: %d x %s, %.1f GiB; MariaDB %s; %s; kfake %s; router tree %s\n",
-		m.CPUs, m.CPUModel, m.MemoryGiB, m.MariaDB, m.Go, kfakeCommit(m.Kfake), orUnknown(m.Revision))
+	fmt.Fprintf(w, "machine: %d x %s, %.1f GiB; MariaDB %s; %s; %s; router tree %s\n",
+		m.CPUs, m.CPUModel, m.MemoryGiB, m.MariaDB, m.Go, m.kafka(), orUnknown(m.Revision))
 	if m.RouterArgs != "" || m.RouterEnv != "" {
 		fmt.Fprintf(w, "router started with extra flags %q, environment %q\n", m.RouterArgs, m.RouterEnv)
 	}
@@ -197,7 +203,7 @@ func per100k(seconds float64, n int) float64 {
 
 // cpuSplit shows where the CPU of a measurement went.
 func cpuSplit(u cpuUse) string {
-	return fmt.Sprintf("%s / %s / %s / %s (of %s s wall x %d cores)", f1(u.Router), f1(u.Kfake), f1(u.MariaDB), f1(u.Bench), f1(u.Seconds), runtime.NumCPU())
+	return fmt.Sprintf("%s / %s / %s / %s (of %s s wall x %d cores)", f1(u.Router), f1(u.Broker), f1(u.MariaDB), f1(u.Bench), f1(u.Seconds), runtime.NumCPU())
 }
 
 // othersNote flags a measurement that shared the machine with other
