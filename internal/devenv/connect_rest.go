@@ -208,3 +208,9 @@ func truncateText(s string, n int) string {
 	}
 	return s[:n] + "..."
 }
+
+// AlterOffsetsText is AlterOffsets with the request body as JSON text, as
+// a user passes it to curl.
+func (c *Connect) AlterOffsetsText(ctx context.Context, name, body string) error {
+	return c.do(ctx, http.MethodPatch, "/connectors/"+url.PathEscape(name)+"/offsets", json.RawMessage(body), nil)
+}
