@@ -240,6 +240,15 @@ func TestDebeziumCutoverAfterCrash(t *testing.T) {
 	set := cliRun(t, append(append([]string{"checkpoint", "set"}, args...), "--from-debezium-offset", last)...)
 	require.Equal(t, 0, set.code, "checkpoint set: %s", set.stderr)
 	t.Logf("checkpoint set: %s", strings.TrimSpace(strings.SplitN(set.stderr, "\n", 2)[0]))
+	// The position inside the transaction, as an offset again, is
+	// Debezium's own.
+	show := cliRun(t, append(append([]string{"checkpoint", "show"}, args...), "--as-debezium-offset")...)
+	require.Equal(t, 0, show.code, "checkpoint show: %s", show.stderr)
+	back, err := checkpoint.ParseDebeziumOffset(show.stdout)
+	require.NoError(t, err)
+	offset, err := checkpoint.ParseDebeziumOffset(last)
+	require.NoError(t, err)
+	require.Equal(t, offset, back, "checkpoint show --as-debezium-offset of the position taken from %s", last)
 	r := startRouter(t, args...)
 	before := col.distinct()
 	eventually(t, 3*time.Minute, "the router publishes 200 new rows", func() bool { return col.distinct() >= before+200 || !r.running() })
@@ -256,8 +265,6 @@ func TestDebeziumCutoverAfterCrash(t *testing.T) {
 	}
 	col.waitAll(t, want, 3*time.Minute)
 	got := col.settle(t, 3*time.Second)
-	offset, err := checkpoint.ParseDebeziumOffset(last)
-	require.NoError(t, err)
 	allowed := publishedAfter(t, txns, offset, published)
 	v := checkDelivery(t, want, got, func(d delivered) bool { return allowed[d.ID] })
 	require.Equal(t, len(allowed), v.Duplicated, "every row published after the committed offset is published again, once")
