@@ -121,7 +121,7 @@ func (w *dbzWorld) startConnector(name string, config map[string]string) {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	before := w.streamingCount(config["topic.prefix"])
+	before := w.connect.BinlogConnections(config["topic.prefix"])
 	if err := w.connect.CreateConnector(ctx, name, config, ""); err != nil {
 		w.t.Fatal(err)
 	}
@@ -135,21 +135,9 @@ func (w *dbzWorld) waitStreaming(ctx context.Context, name, prefix string, befor
 	if err := w.connect.WaitRunning(ctx, name); err != nil {
 		w.t.Fatal(err)
 	}
-	if err := poll(time.Until(deadlineOf(ctx)), func() bool { return w.streamingCount(prefix) > before }); err != nil {
+	if err := poll(time.Until(deadlineOf(ctx)), func() bool { return w.connect.BinlogConnections(prefix) > before }); err != nil {
 		w.t.Fatalf("connector %s did not connect to the binlog: %v", name, err)
 	}
-}
-
-// streamingCount counts the log lines in which the task of the connector
-// with topic.prefix connected to the binlog.
-func (w *dbzWorld) streamingCount(prefix string) int {
-	n := 0
-	for _, line := range strings.Split(w.connect.Log(), "\n") {
-		if strings.Contains(line, "Connected to binlog at") && strings.Contains(line, "["+prefix+"|") {
-			n++
-		}
-	}
-	return n
 }
 
 func deadlineOf(ctx context.Context) time.Time {

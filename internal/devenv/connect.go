@@ -62,7 +62,8 @@ type Connect struct {
 	http *http.Client
 
 	mu        sync.Mutex
-	proc      *process // nil when not running
+	proc      *process  // nil when not running
+	started   time.Time // just before the last run's JVM was started
 	closeOnce sync.Once
 }
 
@@ -164,6 +165,7 @@ func (c *Connect) Start(ctx context.Context) error {
 		return errors.New("starting kafka connect: already running")
 	}
 	logStart := fileSize(c.logFile())
+	c.started = time.Now()
 	p, err := c.spawn()
 	if err != nil {
 		return fmt.Errorf("starting kafka connect: %w", err)
@@ -285,6 +287,26 @@ func (c *Connect) Pid() int {
 		return 0
 	}
 	return c.proc.cmd.Process.Pid
+}
+
+// Started is when the running worker's JVM was started (just before).
+func (c *Connect) Started() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.started
+}
+
+// BinlogConnections counts the log lines in which the task of the Debezium
+// connector with topic.prefix prefix connected to the binlog: once it has
+// one more than before its start, rows committed after are captured.
+func (c *Connect) BinlogConnections(prefix string) int {
+	n := 0
+	for _, line := range strings.Split(c.Log(), "\n") {
+		if strings.Contains(line, "Connected to binlog at") && strings.Contains(line, "["+prefix+"|") {
+			n++
+		}
+	}
+	return n
 }
 
 // URL is the worker's REST address, http://127.0.0.1:PORT.
