@@ -8,7 +8,7 @@ KAFKA_VERSION ?= 4.4.0
 # The suites of the Apache Kafka pass (test-apache): those verified on Apache Kafka 4.4.0; the
 # rest need kfake's fault injection or do not yet pass there (checkpoint set on a fresh broker
 # meets COORDINATOR_NOT_AVAILABLE in its activity check; replay by time range).
-APACHE_TESTS ?= ^(TestRoutesOutboxRowsEndToEnd|TestRestartResumesFromCheckpoint|TestCrashSIGKILL|TestHATakeover|TestBadRowsDeadLettered|TestBadRowStopsByDefault|TestReplayMiddleRange|TestCheckpointCmdPurged|TestCheckpointCmdResetThenLatest|TestCheckpointCmdRefusedWhileRunning|TestValidateDefaultEnv)$$
+APACHE_TESTS ?= ^(TestRoutesOutboxRowsEndToEnd|TestRestartResumesFromCheckpoint|TestCrashSIGKILL|TestHATakeover|TestBadRowsDeadLettered|TestBadRowStopsByDefault|TestReplayMiddleRange|TestCheckpointCmdPurged|TestCheckpointCmdResetThenLatest|TestCheckpointCmdRefusedWhileRunning|TestValidateDefaultEnv|TestInboxAppliesOnceAndDeadLetters|TestInboxMissingID|TestInboxStopPolicy|TestInboxMetrics|TestInboxPoisonDoesNotBlockOtherPartitions|TestInboxGroupHandoff|TestInboxHandlerDeadlockRetried|TestInboxKillWindows|TestInboxBehindRouter|TestInboxBehindRouterAtLeastOnce|TestInboxDeadLetterTopic)$$
 
 .PHONY: image build demo demo-apache test test-short test-faults test-apache test-debezium kafka-jars debezium-jars fuzz-short bench lint fmt vet clean
 

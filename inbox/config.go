@@ -15,8 +15,10 @@ import (
 // Handler applies one event inside tx, the transaction in which its inbox
 // row was inserted. It must do all its database work through tx and must
 // not commit or roll it back. An error rolls the transaction back and the
-// event is retried; ctx ends when the consumer stops or gives the partition
-// up, and the handler should then return.
+// event is retried. ctx ends when Run stops or the partition is lost, and
+// the handler should then return. When the partition is revoked in a
+// rebalance the handler is waited for, so it should finish well within the
+// group's rebalance timeout (kgo.RebalanceTimeout, 60 s by default).
 type Handler func(ctx context.Context, tx *sql.Tx, ev Event) error
 
 // FailurePolicy says what happens to an event whose handler failed
@@ -46,13 +48,14 @@ const (
 
 // Defaults of Config.
 const (
-	DefaultMaxAttempts     = 10
-	DefaultInitialBackoff  = time.Second
-	DefaultMaxBackoff      = 60 * time.Second
-	DefaultWorkers         = 4
-	DefaultCommitInterval  = time.Second
-	DefaultMaxPollRecords  = 500
-	DefaultDeadLetterTopic = "{consumer}.dead-letter"
+	DefaultMaxAttempts      = 10
+	DefaultInitialBackoff   = time.Second
+	DefaultMaxBackoff       = 60 * time.Second
+	DefaultWorkers          = 4
+	DefaultCommitInterval   = time.Second
+	DefaultMaxPollRecords   = 500
+	DefaultPartitionBacklog = 1000
+	DefaultDeadLetterTopic  = "{consumer}.dead-letter"
 )
 
 // Config configures a Consumer. Brokers, Topics, ConsumerName, DB, Dialect
@@ -89,23 +92,35 @@ type Config struct {
 	// OnFailure is DeadLetter (default) or Stop.
 	OnFailure FailurePolicy
 	// DeadLetterTopic receives failed and rejected records; "{consumer}" is
-	// replaced by ConsumerName. Default "{consumer}.dead-letter".
+	// replaced by ConsumerName. Default "{consumer}.dead-letter". Under
+	// DeadLetter, Run creates it (broker default partitions and replication)
+	// if it does not exist, and fails if it can neither find nor create it.
 	DeadLetterTopic string
 	// MissingID is MissingIDReject (default) or MissingIDDerive.
 	MissingID MissingIDPolicy
 
-	// Workers bounds the partitions handled at once; default 4.
+	// Workers bounds the partitions handled at once; default 4. A
+	// partition waiting to retry holds no worker.
 	Workers int
 	// CommitInterval is the longest time a handled record's offset waits
 	// to be committed to Kafka; default 1s. Offsets are also committed when
 	// partitions are revoked and on shutdown.
 	CommitInterval time.Duration
-	// MaxPollRecords bounds the records fetched per poll; default 500.
+	// MaxPollRecords bounds the records taken from the client per poll;
+	// default 500.
 	MaxPollRecords int
+	// PartitionBacklog bounds the records fetched and waiting to be handled
+	// per partition (at least MaxPollRecords); default 1000, or
+	// MaxPollRecords if larger. A partition is not fetched while its
+	// backlog holds more than PartitionBacklog-MaxPollRecords records (one
+	// more poll might not fit), until it is down to half of that.
+	PartitionBacklog int
 
-	// KafkaOptions are appended to the client options (TLS, SASL, ...).
+	// KafkaOptions are appended to the client options (TLS, SASL, ...), so
+	// they may override defaults such as kgo.FetchMaxWait (500 ms here).
 	// Options that the consumer relies on (group, balancer, isolation
-	// level, commit and rebalance callbacks) must not be overridden.
+	// level, control records, commit and rebalance callbacks) must not be
+	// overridden.
 	KafkaOptions []kgo.Opt
 	// Logger receives the consumer's log lines; nil discards them.
 	Logger *zerolog.Logger
@@ -118,13 +133,17 @@ type Config struct {
 // Hooks are called synchronously from the consumer's goroutines; nil
 // fields are skipped.
 type Hooks struct {
+	// OnAssigned runs when partitions are assigned, before they are
+	// fetched.
+	OnAssigned func(assigned map[string][]int32)
 	// AfterCommit runs after the database transaction of ev committed and
 	// before its offset is committed to Kafka.
 	AfterCommit func(ev Event)
 	// OnDuplicate runs after ev was skipped because its inbox row exists.
 	OnDuplicate func(ev Event)
 	// OnRevoked runs when partitions are revoked, before the work on them
-	// is drained and their offsets committed.
+	// is drained and their offsets committed. The group also calls it with
+	// an empty map at the end of each session.
 	OnRevoked func(revoked map[string][]int32)
 }
 
@@ -156,6 +175,9 @@ func (c *Config) setDefaults() {
 	if c.MaxPollRecords == 0 {
 		c.MaxPollRecords = DefaultMaxPollRecords
 	}
+	if c.PartitionBacklog == 0 {
+		c.PartitionBacklog = max(DefaultPartitionBacklog, c.MaxPollRecords)
+	}
 }
 
 func (c *Config) validate() error {
@@ -184,8 +206,12 @@ func (c *Config) validate() error {
 	if c.InitialBackoff < 0 || c.MaxBackoff < c.InitialBackoff {
 		errs = append(errs, fmt.Errorf("backoff %v..%v: want 0 <= InitialBackoff <= MaxBackoff", c.InitialBackoff, c.MaxBackoff))
 	}
-	if c.Workers < 1 || c.MaxPollRecords < 1 || c.CommitInterval < 0 {
-		errs = append(errs, errors.New("Workers and MaxPollRecords must be at least 1, CommitInterval not negative"))
+	if c.Workers < 1 || c.MaxPollRecords < 1 || c.CommitInterval <= 0 {
+		errs = append(errs, fmt.Errorf("Workers %d, MaxPollRecords %d, CommitInterval %v: want at least 1, 1 and a positive duration",
+			c.Workers, c.MaxPollRecords, c.CommitInterval))
+	}
+	if c.PartitionBacklog < c.MaxPollRecords {
+		errs = append(errs, fmt.Errorf("PartitionBacklog %d: want at least MaxPollRecords (%d)", c.PartitionBacklog, c.MaxPollRecords))
 	}
 	if c.OnFailure != DeadLetter && c.OnFailure != Stop {
 		errs = append(errs, fmt.Errorf("OnFailure %d: want inbox.DeadLetter or inbox.Stop", c.OnFailure))

@@ -77,9 +77,15 @@ func DDL(d Dialect, table string) (string, error) {
   KEY consumed_at (consumed_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`, nil
 	case PostgreSQL:
-		idx, _ := quoteTable(d, strings.ReplaceAll(table, ".", "_")+"_consumed_at")
+		// The index lives in the table's schema; it is named after the
+		// table alone.
+		name := table
 		if i := strings.LastIndex(table, "."); i >= 0 {
-			idx, _ = quoteTable(d, table[i+1:]+"_consumed_at")
+			name = table[i+1:]
+		}
+		idx, err := quoteTable(d, name+"_consumed_at")
+		if err != nil {
+			return "", fmt.Errorf("inbox table %q: its index name %q is not valid (at most 63 characters): %w", table, name+"_consumed_at", err)
 		}
 		return "CREATE TABLE IF NOT EXISTS " + qt + ` (
   consumer_name TEXT NOT NULL,
@@ -158,12 +164,19 @@ func insertInbox(ctx context.Context, tx *sql.Tx, d Dialect, st statements, cons
 // isMySQLPrimaryKeyConflict reports whether err is MySQL/MariaDB error 1062
 // (ER_DUP_ENTRY) on the key named PRIMARY: "Duplicate entry '...' for key
 // 'PRIMARY'" (MariaDB, MySQL 5.7) or "... for key 'inbox.PRIMARY'" (MySQL
-// 8). A duplicate on another unique key is not a duplicate event.
+// 8). A duplicate on another unique key is not a duplicate event. Names
+// compare case-insensitively: with lower_case_table_names the server
+// reports the table name in its stored case, not as configured.
 func isMySQLPrimaryKeyConflict(err error, table string) bool {
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) || me.Number != 1062 {
 		return false
 	}
-	return strings.HasSuffix(me.Message, " for key 'PRIMARY'") ||
-		strings.HasSuffix(me.Message, " for key '"+table+".PRIMARY'")
+	const marker = " for key '"
+	i := strings.LastIndex(me.Message, marker)
+	if i < 0 || i+len(marker) >= len(me.Message) || !strings.HasSuffix(me.Message, "'") {
+		return false
+	}
+	key := me.Message[i+len(marker) : len(me.Message)-1]
+	return strings.EqualFold(key, "PRIMARY") || strings.EqualFold(key, table+".PRIMARY")
 }

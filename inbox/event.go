@@ -7,6 +7,9 @@ import (
 )
 
 // Header keys binlog-router (and Debezium's outbox event router) set.
+// They are the router's own names (its internal route package), written
+// here again because a public package must not depend on the router's
+// internals; a test of the route package keeps the two equal.
 const (
 	HeaderID            = "id"
 	HeaderEventType     = "event_type"

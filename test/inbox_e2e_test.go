@@ -11,66 +11,210 @@ import (
 	"github.com/binlog-router/binlog-router/internal/devenv"
 )
 
-// TestInboxBehindRouter runs the router binary on an outbox table and an
-// inbox consumer on its topic: a ledger table (no unique key) ends with
-// each event's effect once, and a second pass over the topic from offset
-// zero under the same consumer name changes nothing.
-func TestInboxBehindRouter(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	billing := devenv.CreateDatabase(t, e.maria, "billing")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+// ledgerInbox is a billing database whose inbox consumer appends each Paid
+// event's amount to a ledger without a unique key, so an event applied
+// twice shows as two rows.
+type ledgerInbox struct {
+	db   *sql.DB
+	name string // consumer name
+}
+
+func newLedgerInbox(t *testing.T, e *env) *ledgerInbox {
+	t.Helper()
+	l := &ledgerInbox{db: devenv.CreateDatabase(t, e.maria, "billing"), name: unique("billing")}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := inbox.CreateTable(ctx, billing, inbox.MySQL, ""); err != nil {
+	if err := inbox.CreateTable(ctx, l.db, inbox.MySQL, ""); err != nil {
 		t.Fatal(err)
 	}
-	mustExec(t, billing, "CREATE TABLE ledger (event_id CHAR(36) NOT NULL, account VARCHAR(64) NOT NULL, amount INT NOT NULL)")
-	startRouter(t, e.args("inbox-e2e")...)
+	mustExec(t, l.db, "CREATE TABLE ledger (event_id CHAR(36) NOT NULL, account VARCHAR(64) NOT NULL, amount INT NOT NULL)")
+	return l
+}
 
-	const n = 120
-	want := 0
-	for i := 0; i < n; i += 4 {
+func (l *ledgerInbox) start(t *testing.T, e *env, group string) *runningInbox {
+	t.Helper()
+	return startInbox(t, inbox.Config{
+		Brokers: e.kafka.Brokers, Topics: []string{e.prefix + ".Paid"}, ConsumerName: l.name, Group: group,
+		DB: l.db, Dialect: inbox.MySQL, CommitInterval: 50 * time.Millisecond,
+		Handler: func(ctx context.Context, tx *sql.Tx, ev inbox.Event) error {
+			var p struct{ Amount int }
+			if err := jsonUnmarshal(ev.Payload, &p); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, "INSERT INTO ledger (event_id, account, amount) VALUES (?, ?, ?)", ev.ID, ev.AggregateID, p.Amount)
+			return err
+		},
+	})
+}
+
+// check compares the ledger with the events written: n rows, one per
+// event, summing to want.
+func (l *ledgerInbox) check(t *testing.T, n, want int) {
+	t.Helper()
+	var rows, distinct, sum int
+	if err := l.db.QueryRow("SELECT COUNT(*), COUNT(DISTINCT event_id), COALESCE(SUM(amount), 0) FROM ledger").Scan(&rows, &distinct, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if rows != n || distinct != n || sum != want {
+		t.Errorf("ledger %d rows, %d distinct, sum %d; want %d, %d, %d", rows, distinct, sum, n, n, want)
+	}
+}
+
+// writePaid commits n Paid events, four per transaction, with amounts
+// from..from+n-1, and returns their sum.
+func writePaid(e *env, from, n int) int {
+	sum := 0
+	for i := from; i < from+n; i += 4 {
 		var evs []event
-		for j := i; j < i+4; j++ {
+		for j := i; j < min(i+4, from+n); j++ {
 			evs = append(evs, newEvent(fmt.Sprintf("acct-%d", j%7), "Paid", fmt.Sprintf(`{"amount":%d}`, j)))
-			want += j
+			sum += j
 		}
 		e.insertTx(evs...)
 	}
-	handler := func(ctx context.Context, tx *sql.Tx, ev inbox.Event) error {
-		var p struct{ Amount int }
-		if err := jsonUnmarshal(ev.Payload, &p); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, "INSERT INTO ledger (event_id, account, amount) VALUES (?, ?, ?)", ev.ID, ev.AggregateID, p.Amount)
-		return err
-	}
+	return sum
+}
+
+// TestInboxBehindRouter runs the router binary on an outbox table and an
+// inbox consumer on its topic: the ledger ends with each event's effect
+// once, and a second pass over the topic from offset zero under the same
+// consumer name changes nothing.
+func TestInboxBehindRouter(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	l := newLedgerInbox(t, e)
+	startRouter(t, e.args("inbox-e2e")...)
+	const n = 120
+	want := writePaid(e, 0, n)
 	pass := func(group string, done func(inbox.Stats) bool) inbox.Stats {
-		c, err := inbox.New(inbox.Config{
-			Brokers: e.kafka.Brokers, Topics: []string{e.prefix + ".Paid"}, ConsumerName: "billing", Group: group,
-			DB: billing, Dialect: inbox.MySQL, Handler: handler, CommitInterval: 50 * time.Millisecond,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rctx, stop := context.WithCancel(ctx)
-		errc := make(chan error, 1)
-		go func() { errc <- c.Run(rctx) }()
+		c := l.start(t, e, group)
 		eventually(t, 90*time.Second, "the consumer to handle every event", func() bool { return done(c.Stats()) })
-		stop()
-		if err := <-errc; err != nil {
+		if err := c.stop(t); err != nil {
 			t.Fatal(err)
 		}
 		return c.Stats()
 	}
-	st := pass("billing", func(s inbox.Stats) bool { return s.Processed >= n })
+	st := pass(unique("billing"), func(s inbox.Stats) bool { return s.Processed >= n })
 	t.Logf("first pass %+v", st)
-	st2 := pass("billing-again", func(s inbox.Stats) bool { return s.Duplicates >= n })
+	st2 := pass(unique("billing-again"), func(s inbox.Stats) bool { return s.Duplicates >= n })
 	t.Logf("second pass %+v", st2)
-	var rows, distinct, sum int
-	if err := billing.QueryRow("SELECT COUNT(*), COUNT(DISTINCT event_id), COALESCE(SUM(amount), 0) FROM ledger").Scan(&rows, &distinct, &sum); err != nil {
+	if st.Processed != n || st.Duplicates != 0 || st2.Processed != 0 || st2.Duplicates != n {
+		t.Errorf("stats %+v then %+v: want %d processed, then %d duplicates", st, st2, n, n)
+	}
+	l.check(t, n, want)
+}
+
+// TestInboxBehindRouterReplay: after the consumer applied the router's
+// events, `binlog-router replay` publishes the same range again to the
+// original topics (same ids); the running consumer skips every replayed
+// record as a duplicate and the ledger is unchanged.
+func TestInboxBehindRouterReplay(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	l := newLedgerInbox(t, e)
+	args := e.args("inbox-replay")
+	startRouter(t, args...)
+	from := e.gtidBinlogPos()
+	const n = 60
+	want := writePaid(e, 0, n)
+	to := e.gtidBinlogPos()
+	c := l.start(t, e, unique("billing"))
+	eventually(t, 90*time.Second, "the router's events applied", func() bool { return c.Stats().Processed >= n })
+
+	res := cliRun(t, append(append([]string{"replay"}, args...), "--from-gtid", from, "--to-gtid", to)...)
+	if res.code != 0 {
+		t.Fatalf("replay exit %d: %s", res.code, res.stderr)
+	}
+	eventually(t, 90*time.Second, "the replayed records skipped", func() bool { return c.Stats().Duplicates >= n })
+	if err := c.stop(t); err != nil {
 		t.Fatal(err)
 	}
-	if st.Processed != n || st.Duplicates != 0 || st2.Processed != 0 || st2.Duplicates != n || rows != n || distinct != n || sum != want {
-		t.Errorf("ledger %d rows, %d distinct, sum %d (want %d, %d, %d); stats %+v then %+v", rows, distinct, sum, n, n, want, st, st2)
+	st := c.Stats()
+	t.Logf("replayed %d events: %+v", n, st)
+	if st.Processed != n || st.Duplicates != n || st.DeadLetters != 0 {
+		t.Errorf("stats %+v: want %d processed and %d duplicates", st, n, n)
 	}
+	if got := len(readTopic(t, e.kafka.Brokers, e.prefix+".Paid", 2*n)); got != 2*n {
+		t.Errorf("the topic holds %d records, want %d (each event twice)", got, 2*n)
+	}
+	l.check(t, n, want)
+}
+
+// TestInboxBehindRouterAtLeastOnce: the router runs with --delivery
+// at-least-once and is SIGKILLed while it publishes a large transaction,
+// before its checkpoint covers it, so that its restart publishes those
+// records again. The inbox consumer skips exactly the repeated records:
+// its duplicates equal the topic's records minus its distinct event ids,
+// and the ledger holds each event once.
+func TestInboxBehindRouterAtLeastOnce(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	l := newLedgerInbox(t, e)
+	// Checkpoints only at the ends of binlog transactions.
+	r := startRouter(t, e.args("inbox-alo", "--delivery", "at-least-once", "--commit-interval", "1m")...)
+	c := l.start(t, e, unique("billing"))
+	topic := e.prefix + ".Paid"
+	n, want := 0, 0
+	const big = 1500
+	kills := 0
+	for round := 0; round < 10; round++ {
+		before := sumOffsets(endOffsets(t, e.kafka.Brokers, topic))
+		want += writePaidTx(e, n, big)
+		n += big
+		txn := gtidSeqs(t, e.gtidBinlogPos())[0] // the consumer's own transactions come later
+		eventually(t, 60*time.Second, "the router to publish part of the transaction", func() bool {
+			return sumOffsets(endOffsets(t, e.kafka.Brokers, topic)) > before
+		})
+		r.kill()
+		kills++
+		r.restart()
+		// Once the checkpoint covers the transaction, all of it is published.
+		eventually(t, 120*time.Second, "the restarted router to publish the transaction", func() bool {
+			return gtidSeqs(t, loadCheckpoint(t, e, "inbox-alo"))[0] >= txn
+		})
+		if sumOffsets(endOffsets(t, e.kafka.Brokers, topic)) > int64(n) {
+			break // records were published twice
+		}
+	}
+	total := sumOffsets(endOffsets(t, e.kafka.Brokers, topic))
+	eventually(t, 120*time.Second, "every record handled", func() bool {
+		s := c.Stats()
+		return s.Processed+s.Duplicates >= total
+	})
+	if err := c.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	recs := readTopic(t, e.kafka.Brokers, topic, int(total))
+	ids := map[string]bool{}
+	for _, rec := range recs {
+		ids[recordHeader(rec, "id")] = true
+	}
+	repeated := int64(len(recs) - len(ids))
+	st := c.Stats()
+	t.Logf("%d events, %d kills: the topic holds %d records (%d repeated); inbox %+v", n, kills, len(recs), repeated, st)
+	if repeated == 0 {
+		t.Fatalf("no kill landed before the checkpoint covered the transaction: no record was published twice, the test proved nothing")
+	}
+	if len(ids) != n || st.Processed != int64(n) || st.Duplicates != repeated {
+		t.Errorf("%d distinct ids, stats %+v: want %d processed and %d duplicates", len(ids), st, n, repeated)
+	}
+	l.check(t, n, want)
+}
+
+// writePaidTx commits n Paid events in one transaction and returns the sum
+// of their amounts.
+func writePaidTx(e *env, from, n int) int {
+	sum := 0
+	var evs []event
+	for j := from; j < from+n; j++ {
+		evs = append(evs, newEvent(fmt.Sprintf("acct-%d", j%7), "Paid", fmt.Sprintf(`{"amount":%d}`, j)))
+		sum += j
+	}
+	e.insertTx(evs...)
+	return sum
+}
+
+func sumOffsets(m map[int32]int64) int64 {
+	var s int64
+	for _, o := range m {
+		s += o
+	}
+	return s
 }

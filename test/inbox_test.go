@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -26,24 +27,71 @@ type inboxDB struct {
 }
 
 func inboxDatabases() []inboxDB {
-	return []inboxDB{
-		{"mariadb", inbox.MySQL, func(t *testing.T) *sql.DB {
-			return devenv.CreateDatabase(t, devenv.NewMariaDB(t, devenv.MariaDBConfig{}), "shop")
-		}, func(int) string { return "?" }},
-		{"postgresql", inbox.PostgreSQL, func(t *testing.T) *sql.DB {
-			return devenv.CreatePostgresDatabase(t, devenv.NewPostgres(t), "shop")
-		}, func(n int) string { return fmt.Sprintf("$%d", n) }},
+	return []inboxDB{inboxMariaDB(), inboxPostgres()}
+}
+
+func inboxMariaDB() inboxDB {
+	return inboxDB{"mariadb", inbox.MySQL, func(t *testing.T) *sql.DB {
+		return devenv.CreateDatabase(t, devenv.NewMariaDB(t, devenv.MariaDBConfig{}), "shop")
+	}, func(int) string { return "?" }}
+}
+
+func inboxPostgres() inboxDB {
+	return inboxDB{"postgresql", inbox.PostgreSQL, func(t *testing.T) *sql.DB {
+		return devenv.CreatePostgresDatabase(t, devenv.NewPostgres(t), "shop")
+	}, func(n int) string { return fmt.Sprintf("$%d", n) }}
+}
+
+// unique names a topic, group or consumer for one test: the Apache Kafka
+// pass shares one broker between all tests.
+func unique(base string) string { return base + "-" + uuid.NewString()[:8] }
+
+// runningInbox is a Consumer whose Run runs in a goroutine.
+type runningInbox struct {
+	*inbox.Consumer
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startInbox creates a consumer from cfg and runs it until stop (or the
+// test's cleanup).
+func startInbox(t *testing.T, cfg inbox.Config) *runningInbox {
+	t.Helper()
+	c, err := inbox.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runningInbox{Consumer: c, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-r.done })
+	return r
+}
+
+// stop ends Run and returns its error.
+func (r *runningInbox) stop(t *testing.T) error {
+	t.Helper()
+	r.cancel()
+	select {
+	case err := <-r.done:
+		r.done <- err // for the cleanup
+		return err
+	case <-time.After(60 * time.Second):
+		t.Fatal("inbox consumer did not stop within 60s")
+		return nil
 	}
 }
 
 // TestInboxAppliesOnceAndDeadLetters: duplicates on purpose (a duplicated
 // record, a redelivery from offset zero), a unique-key violation in the
 // business table (an error, dead-lettered, not a duplicate) and a handler
-// that always fails (dead-lettered), on both databases.
+// that always fails (dead-lettered, with the original topic, partition,
+// offset, attempts, error and consumer in its headers), on both databases;
+// then Pruner deletes the rows, without a consumer.
 func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
 	for _, d := range inboxDatabases() {
 		t.Run(d.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			db := d.open(t)
 			if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
@@ -51,7 +99,7 @@ func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
 			}
 			mustExec(t, db, "CREATE TABLE payments (event_id VARCHAR(64) NOT NULL PRIMARY KEY, ref VARCHAR(64) NOT NULL UNIQUE, amount INT NOT NULL)")
 			k := devenv.NewKafka(t)
-			topic := "outbox.event.PaymentMade"
+			topic, name := unique("inbox.PaymentMade"), unique("payments")
 
 			const n = 20
 			var recs []*kgo.Record
@@ -74,43 +122,42 @@ func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
 				return err
 			}
 			run := func(group string, wantDone func(inbox.Stats) bool) inbox.Stats {
-				c, err := inbox.New(inbox.Config{
-					Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: "payments", Group: group,
+				c := startInbox(t, inbox.Config{
+					Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: name, Group: group,
 					DB: db, Dialect: d.dialect, Handler: handler,
 					MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
 					CommitInterval: 50 * time.Millisecond,
-					KafkaOptions:   []kgo.Opt{kgo.AllowAutoTopicCreation()},
 				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				rctx, stop := context.WithCancel(ctx)
-				done := make(chan error, 1)
-				go func() { done <- c.Run(rctx) }()
 				eventually(t, 60*time.Second, "the consumer to handle every record", func() bool { return wantDone(c.Stats()) })
-				stop()
-				if err := <-done; err != nil {
+				if err := c.stop(t); err != nil {
 					t.Fatalf("Run: %v", err)
 				}
 				return c.Stats()
 			}
-			st := run("payments", func(s inbox.Stats) bool { return s.Processed+s.Duplicates+s.DeadLetters >= n+3 })
+			st := run(name, func(s inbox.Stats) bool { return s.Processed+s.Duplicates+s.DeadLetters >= n+3 })
 			t.Logf("first run: %+v", st)
 			if st.Processed != n || st.Duplicates != 1 || st.DeadLetters != 2 || st.Retries != 4 {
 				t.Errorf("stats %+v, want processed %d, duplicates 1, dead letters 2, retries 4", st, n)
 			}
 			checkPayments(t, db, n)
-			if got := committedTotal(t, k.Brokers, "payments", topic); got != n+3 {
-				t.Errorf("committed offsets of group payments sum to %d, want %d (every record)", got, n+3)
+			if got := committedTotal(t, k.Brokers, name, topic); got != n+3 {
+				t.Errorf("committed offsets of group %s sum to %d, want %d (every record)", name, got, n+3)
 			}
 
-			dls := readTopic(t, k.Brokers, "payments.dead-letter", 2)
+			dls := readTopic(t, k.Brokers, name+".dead-letter", 2)
+			partitionOf := map[string]int32{}
+			for _, r := range recordsOf(t, k.Brokers, topic, n+3) {
+				partitionOf[recordHeader(r, "id")] = r.Partition
+			}
 			got := map[string]string{}
 			for _, r := range dls {
 				id, errText := recordHeader(r, "id"), recordHeader(r, inbox.HeaderError)
 				got[id] = errText
-				if recordHeader(r, inbox.HeaderOriginalTopic) != topic || recordHeader(r, inbox.HeaderAttempts) != "3" || recordHeader(r, inbox.HeaderOriginalOffset) == "" {
-					t.Errorf("dead letter %s headers %v", id, r.Headers)
+				if recordHeader(r, inbox.HeaderOriginalTopic) != topic || recordHeader(r, inbox.HeaderAttempts) != "3" ||
+					recordHeader(r, inbox.HeaderOriginalOffset) == "" || recordHeader(r, inbox.HeaderConsumer) != name ||
+					recordHeader(r, inbox.HeaderOriginalPartition) != fmt.Sprint(partitionOf[id]) ||
+					string(r.Key) != "acct-1" || recordHeader(r, "ref") == "" {
+					t.Errorf("dead letter %s: key %q, headers %v (original partition %d)", id, r.Key, r.Headers, partitionOf[id])
 				}
 			}
 			if !strings.Contains(got["ev-poison"], "poison event") || got["ev-clash"] == "" {
@@ -120,27 +167,26 @@ func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
 			// At-least-once style redelivery: another group reads from offset
 			// zero under the same consumer name; everything is a duplicate
 			// except the two failed events, which are dead-lettered again.
-			st = run("payments-replay", func(s inbox.Stats) bool { return s.Duplicates+s.DeadLetters >= n+3 })
+			st = run(unique("payments-replay"), func(s inbox.Stats) bool { return s.Duplicates+s.DeadLetters >= n+3 })
 			t.Logf("redelivery: %+v", st)
 			if st.Processed != 0 || st.Duplicates != n+1 {
 				t.Errorf("redelivery stats %+v, want 0 processed and %d duplicates", st, n+1)
 			}
 			checkPayments(t, db, n)
 			var rows int
-			if err := db.QueryRow("SELECT COUNT(*) FROM inbox WHERE consumer_name = 'payments'").Scan(&rows); err != nil || rows != n {
+			if err := db.QueryRow(fmt.Sprintf("SELECT COUNT(*) FROM inbox WHERE consumer_name = %s", d.ph(1)), name).Scan(&rows); err != nil || rows != n {
 				t.Errorf("inbox rows %d (%v), want %d", rows, err, n)
 			}
 
-			// Prune deletes the consumer's rows in batches.
-			pc, err := inbox.New(inbox.Config{Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: "payments",
-				DB: db, Dialect: d.dialect, Handler: handler})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if kept, err := pc.Prune(ctx, time.Hour, 7); err != nil || kept != 0 {
+			// Prune needs only the database: no consumer joins the group.
+			pr := inbox.Pruner{DB: db, Dialect: d.dialect, ConsumerName: name}
+			if kept, err := pr.Prune(ctx, time.Hour, 7); err != nil || kept != 0 {
 				t.Errorf("Prune(1h) deleted %d rows (%v), want 0", kept, err)
 			}
-			if pruned, err := pc.Prune(ctx, 0, 7); err != nil || pruned != n {
+			if pruned, err := (inbox.Pruner{DB: db, Dialect: d.dialect, ConsumerName: "someone-else"}).Prune(ctx, 0, 7); err != nil || pruned != 0 {
+				t.Errorf("Prune of another consumer deleted %d rows (%v), want 0", pruned, err)
+			}
+			if pruned, err := pr.Prune(ctx, 0, 7); err != nil || pruned != n {
 				t.Errorf("Prune(0) deleted %d rows (%v), want %d", pruned, err, n)
 			}
 		})
@@ -172,6 +218,9 @@ func mustExec(t *testing.T, db *sql.DB, q string) {
 	}
 }
 
+// produceRecords produces recs, asking the brokers to create their topics
+// (with the brokers' default partition count: three on kfake and on the
+// test's Apache Kafka).
 func produceRecords(t *testing.T, brokers []string, recs []*kgo.Record) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.AllowAutoTopicCreation())
@@ -179,13 +228,14 @@ func produceRecords(t *testing.T, brokers []string, recs []*kgo.Record) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 }
 
+// readTopic reads at least n records of topic from the start.
 func readTopic(t *testing.T, brokers []string, topic string, n int) []*kgo.Record {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
@@ -206,6 +256,16 @@ func readTopic(t *testing.T, brokers []string, topic string, n int) []*kgo.Recor
 	return out
 }
 
+// recordsOf reads exactly n records of topic and checks that no more come.
+func recordsOf(t *testing.T, brokers []string, topic string, n int) []*kgo.Record {
+	t.Helper()
+	recs := readTopic(t, brokers, topic, n)
+	if len(recs) != n {
+		t.Fatalf("%s holds %d records, want %d", topic, len(recs), n)
+	}
+	return recs
+}
+
 func recordHeader(r *kgo.Record, key string) string {
 	for _, h := range r.Headers {
 		if h.Key == key {
@@ -215,7 +275,8 @@ func recordHeader(r *kgo.Record, key string) string {
 	return ""
 }
 
-// produceToPartitions produces recs to the partitions they name.
+// produceToPartitions produces recs to the partitions they name, creating
+// the topic with three partitions if needed.
 func produceToPartitions(t *testing.T, k *devenv.Kafka, recs []*kgo.Record) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Brokers...), kgo.AllowAutoTopicCreation(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -223,7 +284,7 @@ func produceToPartitions(t *testing.T, k *devenv.Kafka, recs []*kgo.Record) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)
@@ -233,8 +294,19 @@ func produceToPartitions(t *testing.T, k *devenv.Kafka, recs []*kgo.Record) {
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 // committedTotal sums group's committed offsets on topic (partitions start
-// at offset 0, so it is the number of records consumed).
+// at offset 0, so without transactions it is the number of records
+// consumed).
 func committedTotal(t *testing.T, brokers []string, group, topic string) int64 {
+	t.Helper()
+	var total int64
+	for _, o := range committedOffsets(t, brokers, group, topic) {
+		total += o
+	}
+	return total
+}
+
+// committedOffsets are group's committed offsets on topic by partition.
+func committedOffsets(t *testing.T, brokers []string, group, topic string) map[int32]int64 {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
@@ -247,11 +319,11 @@ func committedTotal(t *testing.T, brokers []string, group, topic string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var total int64
+	out := map[int32]int64{}
 	offs.Each(func(o kadm.OffsetResponse) {
 		if o.Topic == topic {
-			total += o.At
+			out[o.Partition] = o.At
 		}
 	})
-	return total
+	return out
 }

@@ -45,7 +45,8 @@ func TestLayoutChangesWhileBehind(t *testing.T) {
 			cp, err := checkpoint.Load(ctx, e.prefix+"_checkpoints", "behind", kafkaOpts(e)...)
 			require.NoError(t, err)
 			if meta == "MINIMAL" {
-				require.Len(t, cp.Layouts["shop.outbox"], 10, "the checkpoint stores the outbox layout")
+				require.Len(t, cp.Layouts["shop.outbox"].Columns, 10, "the checkpoint stores the outbox layout")
+				assert.Equal(t, "utf8mb4", cp.Layouts["shop.outbox"].Columns[1].Charset, "with its character sets")
 			}
 
 			evs := alterWhileDown(e)

@@ -259,8 +259,9 @@ func TestValidatePrivileges(t *testing.T) {
 }
 
 // TestValidateOutboxTable: an outbox table without required columns fails
-// naming every missing column and its --column-* flag; odd column types
-// warn; a missing table fails with where to get its DDL.
+// naming every missing column and its --column-* flag; column types the
+// router refuses with the flags given fail; a missing table fails with
+// where to get its DDL.
 func TestValidateOutboxTable(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	e.exec("CREATE TABLE thin_outbox (id BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(36), aggregate_type VARCHAR(64), payload LONGTEXT)")
@@ -290,13 +291,18 @@ func TestValidateOutboxTable(t *testing.T) {
 		assert.Contains(t, v.line("OK", "outbox column types shop.thin_outbox"), "id bigint(20)")
 	})
 
-	t.Run("odd types warn", func(t *testing.T) {
+	t.Run("types the flags refuse fail", func(t *testing.T) {
 		v := runValidate(t, nil, withTable("shop.odd_outbox")...)
-		assert.Equal(t, 0, v.code)
-		line := v.line("WARN", "outbox column types shop.odd_outbox")
-		assert.Contains(t, line, "event_id (the event id) is int(11)")
+		assert.Equal(t, 1, v.code)
+		line := v.line("FAIL", "outbox column types shop.odd_outbox")
+		assert.Contains(t, line, "event_id (the event id) is int(11): a number is not a UUID, so --require-uuid refuses every row")
 		assert.Contains(t, line, "created_at (the creation time) is varchar(32)")
-		assert.Contains(t, fixOf(t, line), "MODIFY `event_id` CHAR(36)")
+		assert.Contains(t, fixOf(t, line), "--require-uuid=false")
+		assert.Contains(t, fixOf(t, line), "set --column-created-at to a column name the table does not have")
+
+		v = runValidate(t, nil, withTable("shop.odd_outbox", "--require-uuid=false", "--column-created-at=no_such_column")...)
+		assert.Equal(t, 0, v.code)
+		assert.Contains(t, v.line("OK", "outbox column types shop.odd_outbox"), "event_id int(11) (a number is not a UUID; published as it is (--require-uuid=false))")
 	})
 
 	t.Run("missing table", func(t *testing.T) {

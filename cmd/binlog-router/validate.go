@@ -48,6 +48,8 @@ func cmdValidate(ctx context.Context, args []string) int {
 		ExactlyOnce:     cfg.Delivery == string(relay.ExactlyOnce),
 
 		AllowMissingTable: cfg.AllowMissingTable,
+		RequireUUID:       cfg.RequireUUID,
+		ValidateJSON:      cfg.ValidateJSON,
 	})...)
 	for _, c := range checks {
 		fmt.Println(c)

@@ -5,8 +5,10 @@
 //
 //	go run ./examples/consumer -dsn 'app:app-secret@tcp(127.0.0.1:3306)/billing' -brokers 127.0.0.1:9092
 //
-// It creates the invoices and inbox tables if they are missing, and stops
-// on SIGINT or SIGTERM after committing its offsets. See examples/README.md.
+// It creates the invoices and inbox tables if they are missing; Run joins
+// the consumer group (and creates the dead-letter topic billing.dead-letter
+// if it is missing), and on SIGINT or SIGTERM commits its offsets and
+// leaves the group. See examples/README.md.
 package main
 
 import (

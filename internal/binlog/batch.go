@@ -1,6 +1,11 @@
 package binlog
 
-import "github.com/binlog-router/binlog-router/internal/gtid"
+import (
+	"fmt"
+	"time"
+
+	"github.com/binlog-router/binlog-router/internal/gtid"
+)
 
 // Batch is what the Reader hands over: the outbox rows and completed
 // transactions that accumulated since the previous Batch, in binlog
@@ -54,4 +59,32 @@ func (t *Txn) AddTo(set *gtid.Set) {
 	case gtid.MySQL:
 		set.AddMySQL(t.id.sid, t.id.tag, t.id.gno)
 	}
+}
+
+// NewTxn returns the Txn of the transaction with GTID id (server syntax of
+// flavor; "" for an anonymous transaction) committed at commit, for a
+// source other than the Reader: a test's, or a tool's. Its AddTo adds id as
+// the Reader's Txn of the same transaction would.
+func NewTxn(flavor gtid.Flavor, id string, commit time.Time) (*Txn, error) {
+	t := &Txn{GTID: id, Time: commit}
+	if id == "" {
+		return t, nil
+	}
+	t.id.flavor = flavor
+	var err error
+	switch flavor {
+	case gtid.MariaDB:
+		t.id.domain, t.id.server, t.id.seq, err = gtid.ParseMariaDBGTID(id)
+	case gtid.MySQL:
+		t.id.sid, t.id.tag, t.id.gno, err = gtid.ParseMySQLGTID(id)
+		if err == nil {
+			t.GTID = gtid.FormatMySQL(t.id.sid, t.id.tag, t.id.gno) // as the Reader spells it
+		}
+	default:
+		err = fmt.Errorf("transaction %q: unknown GTID flavour %q", id, flavor)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }

@@ -22,6 +22,14 @@ type Config struct {
 	Tables  []schema.TableName // outbox tables; at least one
 	Columns schema.Columns     // outbox column names
 
+	// UUIDBinary is how a 16-byte binary event id (BINARY(16),
+	// VARBINARY) holds a UUID (--uuid-binary-layout); default
+	// UUIDStandard. MariaDB's UUID type is always read in text order.
+	UUIDBinary UUIDBinary
+	// DatetimeZone is the time zone of DATETIME created_at values
+	// (--datetime-zone); nil: the server's (Server.DatetimeZone).
+	DatetimeZone *time.Location
+
 	OnUpdate UpdatePolicy // UPDATE of an outbox row; default UpdateWarn
 	Observer Observer     // counts; default no-op
 	// Guard, if set, sees the rows events and statements of every other
@@ -53,6 +61,9 @@ func (c *Config) setDefaults() {
 	if c.OnUpdate == "" {
 		c.OnUpdate = UpdateWarn
 	}
+	if c.UUIDBinary == "" {
+		c.UUIDBinary = UUIDStandard
+	}
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
 	}
@@ -79,6 +90,9 @@ func (c *Config) validate() error {
 	}
 	if c.OnUpdate != UpdateWarn && c.OnUpdate != UpdateFail {
 		return fmt.Errorf("invalid update policy %q: use warn or fail", c.OnUpdate)
+	}
+	if c.UUIDBinary != UUIDStandard && c.UUIDBinary != UUIDSwapped {
+		return fmt.Errorf("invalid UUID binary layout %q: use standard or swapped", c.UUIDBinary)
 	}
 	return c.Columns.Validate()
 }

@@ -14,45 +14,52 @@ import (
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
-// definitions tracks the column definitions of the outbox tables while
-// the binlog is read without column names in TABLE_MAP events: each DDL
+// definitions tracks the definitions of the outbox tables while the
+// binlog is read without column names in TABLE_MAP events: each DDL
 // statement of the binlog is applied to them, so that a row is decoded
-// with the definition in force when it was written. A table whose
-// definition is not known (nil) cannot have its rows decoded; why says
-// why, for the error.
+// with the definition in force when it was written: its columns' names,
+// types, character sets and signs, and the table's default character set.
+// A table whose definition is not known (no columns) cannot have its rows
+// decoded; why says why, for the error.
 type definitions struct {
 	outbox outboxSet
 	parser *parser.Parser
-	cols   map[string][]schema.ColumnDef // db.table -> columns; absent or nil: unknown
-	why    map[string]string             // db.table -> why unknown
-	snap   map[string][]schema.ColumnDef // the known definitions, shared read-only; nil after a change
+	cols   map[string]schema.TableDef // db.table -> definition; absent or without columns: unknown
+	why    map[string]string          // db.table -> why unknown
+	snap   map[string]schema.TableDef // the known definitions, shared read-only; nil after a change
 }
 
 func newDefinitions(outbox outboxSet) *definitions {
 	return &definitions{outbox: outbox, parser: parser.New(),
-		cols: map[string][]schema.ColumnDef{}, why: map[string]string{}}
+		cols: map[string]schema.TableDef{}, why: map[string]string{}}
 }
 
-func (d *definitions) set(name string, cols []schema.ColumnDef) {
-	d.cols[name] = cols
+// known returns name's definition and whether it is known.
+func (d *definitions) known(name string) (schema.TableDef, bool) {
+	def := d.cols[name]
+	return def, def.Columns != nil
+}
+
+func (d *definitions) set(name string, def schema.TableDef) {
+	d.cols[name] = def
 	delete(d.why, name)
 	d.snap = nil
 }
 
 func (d *definitions) forget(name, why string) {
-	d.cols[name] = nil
+	d.cols[name] = schema.TableDef{}
 	d.why[name] = why
 	d.snap = nil
 }
 
 // snapshot returns the known definitions as an immutable map, shared
 // until the next change.
-func (d *definitions) snapshot() map[string][]schema.ColumnDef {
+func (d *definitions) snapshot() map[string]schema.TableDef {
 	if d.snap == nil {
-		d.snap = map[string][]schema.ColumnDef{}
-		for name, cols := range d.cols {
-			if cols != nil {
-				d.snap[name] = cols
+		d.snap = map[string]schema.TableDef{}
+		for name, def := range d.cols {
+			if def.Columns != nil {
+				d.snap[name] = def
 			}
 		}
 	}
@@ -105,7 +112,7 @@ func (d *definitions) outboxName(db, table string) (name string, exact, folded b
 // errUncertainDDL: rows after it cannot be decoded.
 func (d *definitions) apply(query, defaultDB string) (ddlResult, error) {
 	var res ddlResult
-	stmts, _, err := d.parser.Parse(query, "", "")
+	stmts, err := parseDDL(d.parser, query)
 	if err != nil {
 		// The statement names an outbox table (the caller checked) but is
 		// not understood: every outbox table it may name is uncertain.
@@ -132,7 +139,7 @@ func (d *definitions) apply(query, defaultDB string) (ddlResult, error) {
 
 // uncertain forgets name's definition; an error if it was known.
 func (d *definitions) uncertain(name, why string) error {
-	known := d.cols[name] != nil
+	_, known := d.known(name)
 	d.forget(name, why)
 	if known {
 		return fmt.Errorf("%w: %s", errUncertainDDL, why)
@@ -182,12 +189,15 @@ func (d *definitions) statement(st ast.StmtNode, defaultDB string, res *ddlResul
 		if err != nil || !ok {
 			return err
 		}
+		if national.MatchString(s.Text()) {
+			return d.uncertain(name, "a NATIONAL character column (utf8mb3) was defined, whose character set the parser does not keep")
+		}
 		if s.TemporaryKeyword != ast.TemporaryNone {
 			// A temporary table hides the real one in its session only,
 			// and the router cannot tell which session wrote a row.
 			return d.uncertain(name, "a TEMPORARY table of the same name was created")
 		}
-		if s.IfNotExists && d.cols[name] != nil {
+		if _, known := d.known(name); s.IfNotExists && known {
 			return nil // it exists: the statement did nothing
 		}
 		if s.ReferTable != nil || s.Select != nil || len(s.Cols) == 0 {
@@ -198,11 +208,14 @@ func (d *definitions) statement(st ast.StmtNode, defaultDB string, res *ddlResul
 			// done nothing.
 			return d.uncertain(name, "CREATE TABLE IF NOT EXISTS on a table whose definition was not known")
 		}
-		cols := make([]schema.ColumnDef, 0, len(s.Cols))
+		// Without a character set of its own the table takes its
+		// database's default, which is not tracked: columns without one
+		// of their own then have none known.
+		def := schema.TableDef{Charset: tableCharset(s.Options, ""), Columns: make([]schema.ColumnDef, 0, len(s.Cols))}
 		for _, c := range s.Cols {
-			cols = append(cols, columnDef(c))
+			def.Columns = append(def.Columns, columnDef(c, def.Charset))
 		}
-		d.set(name, cols)
+		d.set(name, def)
 	case *ast.DropTableStmt:
 		for _, t := range s.Tables {
 			name, ok, err := ref(t)
@@ -215,25 +228,23 @@ func (d *definitions) statement(st ast.StmtNode, defaultDB string, res *ddlResul
 		}
 	case *ast.RenameTableStmt:
 		// Pairs apply in order: RENAME TABLE a TO tmp, b TO a, tmp TO b.
-		moved := map[string][]schema.ColumnDef{}
-		known := func(db, tbl string) ([]schema.ColumnDef, bool) {
+		moved := map[string]schema.TableDef{}
+		known := func(db, tbl string) (schema.TableDef, bool) {
 			k := db + "." + tbl
 			if c, ok := moved[k]; ok {
-				return c, c != nil
+				return c, c.Columns != nil
 			}
-			c := d.cols[k]
-			return c, c != nil
+			return d.known(k)
 		}
 		for _, p := range s.TableToTables {
 			odb, otbl := tableRef(p.OldTable, defaultDB)
-			cols, ok := known(odb, otbl)
-			moved[odb+"."+otbl] = nil
+			def, ok := known(odb, otbl)
+			moved[odb+"."+otbl] = schema.TableDef{}
 			ndb, ntbl := tableRef(p.NewTable, defaultDB)
 			if ok {
-				moved[ndb+"."+ntbl] = cols
+				moved[ndb+"."+ntbl] = def
 			} else {
-				delete(moved, ndb+"."+ntbl)
-				moved[ndb+"."+ntbl] = nil
+				moved[ndb+"."+ntbl] = schema.TableDef{}
 			}
 			if name, exact, _ := d.outboxName(odb, otbl); exact {
 				res.touched = append(res.touched, name)
@@ -248,12 +259,12 @@ func (d *definitions) statement(st ast.StmtNode, defaultDB string, res *ddlResul
 				}
 			}
 		}
-		for k, cols := range moved {
+		for k, def := range moved {
 			db, tbl, _ := strings.Cut(k, ".")
 			if name, exact, _ := d.outboxName(db, tbl); exact {
-				if cols != nil {
-					d.set(name, cols)
-				} else if d.cols[name] != nil || d.why[name] == "" {
+				if _, was := d.known(name); def.Columns != nil {
+					d.set(name, def)
+				} else if was || d.why[name] == "" {
 					d.forget(name, "it was renamed away and no table was renamed to it")
 				}
 			}
@@ -262,6 +273,9 @@ func (d *definitions) statement(st ast.StmtNode, defaultDB string, res *ddlResul
 		name, ok, err := ref(s.Table)
 		if err != nil || !ok {
 			return err
+		}
+		if national.MatchString(s.Text()) {
+			return d.uncertain(name, "a NATIONAL character column (utf8mb3) was defined, whose character set the parser does not keep")
 		}
 		return d.alter(name, s, defaultDB)
 	}
@@ -295,13 +309,34 @@ func tablesOf(j *ast.Join) []*ast.TableName {
 
 // alter applies the specifications of one ALTER TABLE to name, in order.
 func (d *definitions) alter(name string, s *ast.AlterTableStmt, defaultDB string) error {
-	cols := d.cols[name]
-	if cols == nil {
+	def, known := d.known(name)
+	if !known {
 		return nil // unknown before, unknown after
 	}
-	cols = slices.Clone(cols)
+	cols := slices.Clone(def.Columns)
 	fail := func(format string, args ...any) error {
 		return d.uncertain(name, fmt.Sprintf(format, args...))
+	}
+	// The table's character set options take effect for the whole
+	// statement, wherever they stand among the column definitions.
+	convert := false
+	for _, spec := range s.Specs {
+		if spec.Tp != ast.AlterTableOption {
+			continue
+		}
+		cs, conv, err := charsetOption(spec.Options, def.Charset)
+		if err != nil {
+			return fail("%v", err)
+		}
+		def.Charset, convert = cs, convert || conv
+	}
+	for _, spec := range s.Specs {
+		switch spec.Tp {
+		case ast.AlterTableAddColumns, ast.AlterTableModifyColumn, ast.AlterTableChangeColumn:
+			if convert {
+				return fail("CONVERT TO CHARACTER SET together with column definitions in one statement")
+			}
+		}
 	}
 	for _, spec := range s.Specs {
 		switch spec.Tp {
@@ -310,18 +345,18 @@ func (d *definitions) alter(name string, s *ast.AlterTableStmt, defaultDB string
 				return fail("ADD COLUMN with several columns and a position")
 			}
 			for _, c := range spec.NewColumns {
-				def := columnDef(c)
-				if indexOf(cols, def.Name) >= 0 {
+				col := columnDef(c, def.Charset)
+				if indexOf(cols, col.Name) >= 0 {
 					if spec.IfNotExists {
 						continue
 					}
-					return fail("ADD COLUMN %s: the table already has that column", def.Name)
+					return fail("ADD COLUMN %s: the table already has that column", col.Name)
 				}
 				at, err := position(cols, spec.Position)
 				if err != nil {
-					return fail("ADD COLUMN %s: %v", def.Name, err)
+					return fail("ADD COLUMN %s: %v", col.Name, err)
 				}
-				cols = slices.Insert(cols, at, def)
+				cols = slices.Insert(cols, at, col)
 			}
 		case ast.AlterTableDropColumn:
 			i := indexOf(cols, spec.OldColumnName.Name.O)
@@ -336,8 +371,10 @@ func (d *definitions) alter(name string, s *ast.AlterTableStmt, defaultDB string
 			if len(spec.NewColumns) != 1 {
 				return fail("MODIFY/CHANGE COLUMN without exactly one column")
 			}
-			def := columnDef(spec.NewColumns[0])
-			old := def.Name
+			// The column is defined anew: without a character set of its
+			// own it takes the table's default, not its old one.
+			col := columnDef(spec.NewColumns[0], def.Charset)
+			old := col.Name
 			if spec.Tp == ast.AlterTableChangeColumn {
 				old = spec.OldColumnName.Name.O
 			}
@@ -348,8 +385,8 @@ func (d *definitions) alter(name string, s *ast.AlterTableStmt, defaultDB string
 				}
 				return fail("MODIFY/CHANGE COLUMN %s: the table has no such column", old)
 			}
-			if j := indexOf(cols, def.Name); j >= 0 && j != i {
-				return fail("CHANGE COLUMN %s to %s: the table already has a column %s", old, def.Name, def.Name)
+			if j := indexOf(cols, col.Name); j >= 0 && j != i {
+				return fail("CHANGE COLUMN %s to %s: the table already has a column %s", old, col.Name, col.Name)
 			}
 			cols = slices.Delete(cols, i, i+1)
 			at := i
@@ -359,7 +396,7 @@ func (d *definitions) alter(name string, s *ast.AlterTableStmt, defaultDB string
 					return fail("MODIFY/CHANGE COLUMN %s: %v", old, err)
 				}
 			}
-			cols = slices.Insert(cols, at, def)
+			cols = slices.Insert(cols, at, col)
 		case ast.AlterTableRenameColumn:
 			i := indexOf(cols, spec.OldColumnName.Name.O)
 			if i < 0 {
@@ -374,7 +411,7 @@ func (d *definitions) alter(name string, s *ast.AlterTableStmt, defaultDB string
 			// definition moves; it is applied after the other specs.
 			defer func(newTable *ast.TableName) {
 				ndb, ntbl := tableRef(newTable, defaultDB)
-				moved := d.cols[name]
+				moved, _ := d.known(name)
 				d.forget(name, "it was renamed away and no table was renamed to it")
 				if n, exact, _ := d.outboxName(ndb, ntbl); exact {
 					d.set(n, moved)
@@ -388,29 +425,100 @@ func (d *definitions) alter(name string, s *ast.AlterTableStmt, defaultDB string
 			ast.AlterTableWithoutValidation, ast.AlterTableOrderByColumns, ast.AlterTableAddStatistics,
 			ast.AlterTableDropStatistics:
 			// Indexes, constraints, defaults, options, ALGORITHM and LOCK:
-			// the columns and their order stay as they are.
-			if spec.Tp == ast.AlterTableOption && convertsCharset(spec) {
-				return fail("CONVERT TO CHARACTER SET changes the column types")
-			}
+			// the columns and their order stay as they are. (Character
+			// set options were read above.)
 		default:
 			return fail("ALTER TABLE with a clause the router does not follow (%d)", spec.Tp)
 		}
 	}
-	if d.cols[name] != nil || d.why[name] == "" {
-		d.set(name, cols)
+	if convert {
+		// CONVERT TO CHARACTER SET converts the text columns too.
+		var err error
+		if cols, err = convertColumns(cols, def.Charset); err != nil {
+			return fail("CONVERT TO CHARACTER SET %s: %v", def.Charset, err)
+		}
+	}
+	if _, was := d.known(name); was || d.why[name] == "" {
+		def.Columns = cols
+		d.set(name, def)
 	}
 	return nil
 }
 
-// convertsCharset reports a CONVERT TO CHARACTER SET option, which retypes
-// text columns (TEXT may become MEDIUMTEXT).
-func convertsCharset(spec *ast.AlterTableSpec) bool {
-	for _, o := range spec.Options {
-		if o.Tp == ast.TableOptionCharset && o.UintValue == ast.TableOptionCharsetWithConvertTo {
-			return true
+// tableCharset is the default character set the table options give (a
+// CHARACTER SET, or a COLLATE, which names its set), else current.
+func tableCharset(opts []*ast.TableOption, current string) string {
+	cs, _, err := charsetOption(opts, current)
+	if err != nil {
+		return ""
+	}
+	return cs
+}
+
+// charsetOption reads the character set options of a table: the table's
+// default character set after them (current when they name none), and
+// whether it is CONVERT TO CHARACTER SET. CHARACTER SET DEFAULT (the
+// database's default, which is not tracked) is an error.
+func charsetOption(opts []*ast.TableOption, current string) (cs string, convert bool, err error) {
+	cs = current
+	for _, o := range opts {
+		switch o.Tp {
+		case ast.TableOptionCharset:
+			if o.StrValue == "" || o.Default {
+				return "", false, fmt.Errorf("CHARACTER SET DEFAULT takes the database's default character set, which the router does not track")
+			}
+			cs = schema.CanonicalCharset(o.StrValue)
+			convert = convert || o.UintValue == ast.TableOptionCharsetWithConvertTo
+		case ast.TableOptionCollate:
+			cs = schema.CollationCharset(o.StrValue)
 		}
 	}
-	return false
+	return cs, convert, nil
+}
+
+// convertColumns applies CONVERT TO CHARACTER SET cs: every character
+// column takes cs (binary strings stay binary), and a TEXT column takes
+// the smallest TEXT type that holds as many characters as before, as the
+// server retypes it. A VARCHAR keeps its type; should the server have
+// made it a TEXT (too long in cs), the TABLE_MAP check finds the
+// difference.
+func convertColumns(cols []schema.ColumnDef, cs string) ([]schema.ColumnDef, error) {
+	newMax, ok := charsetMaxLen(cs)
+	if !ok {
+		return nil, fmt.Errorf("the width of character set %s is not known", cs)
+	}
+	out := slices.Clone(cols)
+	for i := range out {
+		c := &out[i]
+		if !schema.IsStringType(c.DataType) || c.Charset == "binary" || c.DataType == "json" {
+			continue
+		}
+		if capacity, ok := textCapacity[c.DataType]; ok {
+			oldMax, ok := charsetMaxLen(c.Charset)
+			if !ok {
+				return nil, fmt.Errorf("column %s: the width of its character set %q is not known", c.Name, c.Charset)
+			}
+			c.DataType = textTypeFor(capacity / oldMax * newMax)
+		}
+		c.Charset = cs
+	}
+	return out, nil
+}
+
+// textCapacity is the byte capacity of each TEXT type.
+var textCapacity = map[string]int{"tinytext": 1<<8 - 1, "text": 1<<16 - 1, "mediumtext": 1<<24 - 1, "longtext": 1<<32 - 1}
+
+// textTypeFor is the smallest TEXT type of at least n bytes.
+func textTypeFor(n int) string {
+	switch {
+	case n < 1<<8:
+		return "tinytext"
+	case n < 1<<16:
+		return "text"
+	case n < 1<<24:
+		return "mediumtext"
+	}
+	return "longtext"
 }
 
 // position is the index at which a column goes under pos (nil: at the end).
@@ -438,13 +546,23 @@ func indexOf(cols []schema.ColumnDef, name string) int {
 	return slices.IndexFunc(cols, func(c schema.ColumnDef) bool { return strings.EqualFold(c.Name, name) })
 }
 
-// columnDef is the definition of a parsed column, its type spelled as
+// columnDef is the definition of a parsed column in a table whose default
+// character set is tableCharset ("" when not known), its type spelled as
 // information_schema's DATA_TYPE spells it.
-func columnDef(c *ast.ColumnDef) schema.ColumnDef {
+func columnDef(c *ast.ColumnDef, tableCharset string) schema.ColumnDef {
+	// The parser gives BINARY, VARBINARY and the BLOB types the binary
+	// character set; a BINARY attribute (CHAR(3) BINARY, TEXT BINARY) only
+	// sets the flag: it picks the _bin collation of the column's set.
 	tp := c.Tp.GetType()
 	cs := c.Tp.GetCharset()
-	if mysql.HasBinaryFlag(c.Tp.GetFlag()) && (types.IsTypeBlob(tp) || types.IsTypeChar(tp)) && cs == "" {
-		cs = "binary"
+	declared := cs
+	if declared == "" && c.Tp.GetCollate() != "" {
+		declared = schema.CollationCharset(c.Tp.GetCollate())
+	}
+	for _, o := range c.Options {
+		if o.Tp == ast.ColumnOptionCollate && o.StrValue != "" {
+			declared = schema.CollationCharset(o.StrValue)
+		}
 	}
 	name := types.TypeToStr(tp, cs)
 	switch tp {
@@ -461,5 +579,13 @@ func columnDef(c *ast.ColumnDef) schema.ColumnDef {
 			name = "char"
 		}
 	}
-	return schema.ColumnDef{Name: c.Name.Name.O, DataType: strings.ToLower(name)}
+	def := schema.ColumnDef{Name: c.Name.Name.O, DataType: strings.ToLower(name)}
+	def.Charset = schema.ColumnCharset(def.DataType, declared, tableCharset)
+	if schema.IsNumericType(def.DataType) {
+		def.Sign = schema.Signed
+		if mysql.HasUnsignedFlag(c.Tp.GetFlag()) {
+			def.Sign = schema.Unsigned
+		}
+	}
+	return def
 }

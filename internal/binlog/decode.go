@@ -25,6 +25,12 @@ func rowFromValues(t *table, values []any, dst *OutboxRow) {
 	dst.Traceparent = column(values, l.Traceparent)
 	dst.Headers = column(values, l.Headers)
 	dst.CreatedAt = timeColumn(values, l.CreatedAt)
+	if z := t.zone; z != nil && !dst.CreatedAt.IsZero() {
+		// go-mysql gives a DATETIME's wall clock in UTC; it is a time in
+		// zone z.
+		c := dst.CreatedAt
+		dst.CreatedAt = time.Date(c.Year(), c.Month(), c.Day(), c.Hour(), c.Minute(), c.Second(), c.Nanosecond(), z)
+	}
 }
 
 // rowIdentity sets the row's table.

@@ -1,9 +1,12 @@
-// Package binlog is the protocol side of the router and the only package
-// that imports go-mysql's replication package. It connects to MySQL or
+// Package binlog is the protocol side of the router and the router's only
+// package that imports go-mysql (the benchmark program test/bench also
+// does, to measure go-mysql alone as a baseline). It connects to MySQL or
 // MariaDB as a replica, reads the row-based binlog from a GTID position and
 // turns it into the router's own values: OutboxRow (one INSERTed outbox
 // row, decoded by column name), Txn (a transaction's GTID and commit time)
-// and Batch (what the Reader hands over through a Queue).
+// and Batch (what the Reader hands over through a Queue). A Queue's writer
+// side (AddRow, EndTxn, Heartbeat, Close) and NewTxn serve other sources
+// too, such as the relay's tests; the contract below binds them as well.
 //
 // Contract:
 //   - Transactions are the unit. A transaction's GTID reaches a Batch's
@@ -21,11 +24,21 @@
 //     the read finds no DDL on the table; every DDL statement met is applied
 //     to it with a MySQL parser; each TABLE_MAP's column count and types are
 //     checked against it. A row whose layout is not known for certain, or
-//     that cannot be mapped, is a *RowError wrapping ErrUnmappable, before
+//     that cannot be mapped, is a *EventError wrapping ErrUnmappable, before
 //     the row: never skipped, never guessed.
+//   - Values are what SELECT prints for them: mapped text converted to
+//     UTF-8 from its character set (or checked to be UTF-8), BINARY(n)
+//     padded back to n bytes, a 16-byte binary event id as UUID text
+//     (Config.UUIDBinary), an UNSIGNED integer as unsigned, MySQL's
+//     binary JSON as its SELECT text, a DATETIME created_at read in
+//     Config.DatetimeZone or the server's time zone. Character sets and
+//     signs come from the TABLE_MAP (binlog_row_metadata MINIMAL or FULL)
+//     or the tracked definition; a fact neither knows, a type not
+//     published or a character set not converted is a *EventError wrapping
+//     ErrUnmappable before the row, naming the column.
 //   - A row image without a mapped column (binlog_row_image changed at
-//     runtime) is a *RowError before the row; an outbox INSERT logged as a
-//     statement (binlog_format changed at runtime) is a *RowError wrapping
+//     runtime) is a *EventError before the row; an outbox INSERT logged as a
+//     statement (binlog_format changed at runtime) is a *EventError wrapping
 //     ErrStatementFormat.
 //   - Lost connections are retried with backoff from the last transaction
 //     handed over; a transaction cut off in the middle is read again from

@@ -59,15 +59,21 @@ func (e *PurgedError) Error() string {
 // Unwrap makes errors.Is(err, ErrBinlogPurged) true.
 func (e *PurgedError) Unwrap() error { return ErrBinlogPurged }
 
-// RowError names an outbox row that cannot be decoded.
-type RowError struct {
+// EventError names the binlog event of an outbox table at which the
+// reader stops, before handing over anything after it: a row it cannot
+// decode or map (ErrUnmappable), an UPDATE under UpdateFail
+// (ErrOutboxUpdate), an INSERT logged as a statement (ErrStatementFormat).
+// It names the table and transaction; the event id, when a row has one,
+// is in Err. (route.RowError is a decoded row that cannot become a
+// record.)
+type EventError struct {
 	Table string // db.table
-	GTID  string
-	Err   error
-	Fix   string
+	GTID  string // the transaction's GTID; "" for an anonymous one
+	Err   error  // what is wrong; errors.Is matches the sentinel
+	Fix   string // what the operator can do, when known
 }
 
-func (e *RowError) Error() string {
+func (e *EventError) Error() string {
 	txn := "transaction " + e.GTID
 	if e.GTID == "" {
 		txn = "anonymous transaction"
@@ -79,7 +85,7 @@ func (e *RowError) Error() string {
 	return s
 }
 
-func (e *RowError) Unwrap() error { return e.Err }
+func (e *EventError) Unwrap() error { return e.Err }
 
 // mysqlCode returns the server error code in err, if any.
 func mysqlCode(err error) (uint16, string, bool) {
@@ -112,8 +118,12 @@ func classify(err error, start string) error {
 	return nil
 }
 
-// transient reports whether err looks like a lost connection.
-func transient(err error) bool {
+// ConnectionLost reports whether err looks like a lost or refused
+// connection (end of stream, a network error): waiting and connecting
+// again may cure it. The Reader retries these itself while it streams;
+// one that ends a start (reading information_schema, scanning for DDL)
+// is worth a new Run.
+func ConnectionLost(err error) bool {
 	var ne net.Error
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
 }

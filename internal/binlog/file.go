@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -26,6 +27,12 @@ type FileConfig struct {
 	// Prepared are XA transactions prepared before the file (in files of
 	// the same directory); an XA COMMIT reads their rows from there.
 	Prepared []PreparedXA
+	// UUIDBinary is the byte order of 16-byte binary event ids; default
+	// UUIDStandard.
+	UUIDBinary UUIDBinary
+	// DatetimeZone is the time zone of a DATETIME created_at; nil makes
+	// such a column an error.
+	DatetimeZone *time.Location
 }
 
 // ReadFile decodes a binlog file with the same stream as live
@@ -41,8 +48,9 @@ func ReadFile(ctx context.Context, path string, cfg FileConfig, fn func(Batch) e
 	}
 	outbox := newOutboxSet(cfg.Tables)
 	s := &stream{
-		flavor:   cfg.Flavor,
-		tables:   newTableCache(outbox, cfg.Columns, cfg.Source),
+		flavor: cfg.Flavor,
+		tables: newTableCache(outbox, cfg.Columns, cfg.Source, valueOptions{flavor: cfg.Flavor, uuid: cfg.UUIDBinary,
+			zone: cfg.DatetimeZone, noZone: "a binlog file does not say it: set FileConfig.DatetimeZone"}),
 		onUpdate: cfg.OnUpdate,
 		observer: nopObserver{},
 		out:      &fileSink{fn: fn},

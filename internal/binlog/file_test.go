@@ -232,7 +232,7 @@ func TestReadFileMySQL8Anonymous(t *testing.T) {
 		wantRows  []OutboxRow
 		wantAsked []string // tables whose columns were read through the ColumnSource
 		wantErr   error    // nil: ReadFile succeeds
-		wantTable string   // the table the error names, in its text and in its *RowError
+		wantTable string   // the table the error names, in its text and in its *EventError
 	}{
 		{
 			// 3 anonymous GTID events: CREATE TABLE test1, CREATE TABLE
@@ -413,7 +413,7 @@ func TestReadFileMySQL8Anonymous(t *testing.T) {
 				require.Error(t, err)
 				require.ErrorIs(t, err, tt.wantErr)
 				require.Contains(t, err.Error(), tt.wantTable)
-				var rowErr *RowError
+				var rowErr *EventError
 				require.ErrorAs(t, err, &rowErr)
 				require.Equal(t, tt.wantTable, rowErr.Table)
 			} else {
@@ -553,7 +553,7 @@ func TestReadFileMySQL8Unmappable(t *testing.T) {
 			for _, s := range tt.wantText {
 				require.Contains(t, err.Error(), s)
 			}
-			var rowErr *RowError
+			var rowErr *EventError
 			require.ErrorAs(t, err, &rowErr)
 			require.Equal(t, "test.int_table", rowErr.Table)
 

@@ -17,8 +17,16 @@ import (
 // liveRows runs a Reader on database.outbox from GTID set from until it
 // has handed over n rows, or stopped with an error, or 30 s passed; it
 // returns the rows and the reader's error (nil when it was still running).
-// during, when set, runs once the reader has started (while it is live).
+// during, when set, runs once the reader has handed over its first row
+// (while it is live, past reading information_schema).
 func liveRows(t *testing.T, m *devenv.MariaDB, database, from string, n int, during func()) ([]OutboxRow, error) {
+	t.Helper()
+	return liveRowsFrom(t, m, database, from, nil, n, during)
+}
+
+// liveRowsFrom is liveRows with the definitions a checkpoint gives
+// (Reader.SetLayouts).
+func liveRowsFrom(t *testing.T, m *devenv.MariaDB, database, from string, layouts map[string]schema.TableDef, n int, during func()) ([]OutboxRow, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -27,6 +35,7 @@ func liveRows(t *testing.T, m *devenv.MariaDB, database, from string, n int, dur
 		Columns: schema.DefaultColumns()})
 	require.NoError(t, err)
 	defer r.Close()
+	r.SetLayouts(layouts)
 	start, err := gtid.Parse(gtid.MariaDB, from)
 	require.NoError(t, err)
 	q := NewQueue(4096, 4<<20)
@@ -36,7 +45,7 @@ func liveRows(t *testing.T, m *devenv.MariaDB, database, from string, n int, dur
 	var rows []OutboxRow
 	ran := false
 	for len(rows) < n {
-		if !ran && during != nil {
+		if !ran && during != nil && len(rows) > 0 {
 			ran = true
 			during()
 		}
@@ -144,8 +153,8 @@ func TestLayoutChangesWithMinimalMetadata(t *testing.T) {
 		mustExec(t, db, ddl)
 		from := binlogPos(t, db)
 		n := 2*len(layoutChanges) + 1
+		insertEvent(t, db, 0)
 		rows, err := liveRows(t, m, "live", from, n, func() {
-			insertEvent(t, db, 0)
 			for i, q := range layoutChanges {
 				mustExec(t, db, q)
 				insertEvent(t, db, 2*i+1)
@@ -246,5 +255,60 @@ func TestSettingsChangedAtRuntime(t *testing.T) {
 		require.ErrorIs(t, err, ErrStatementFormat)
 		require.ErrorContains(t, err, "binlog_format=ROW")
 		t.Logf("stop: %v", err)
+	})
+}
+
+// A checkpoint of an earlier version holds the layout without character
+// sets and signs. binlog_row_metadata=NO_LOG: the binlog has none either.
+// Where no DDL touched the table since, information_schema completes it
+// and the rows convert; where one did, a row before it whose text column's
+// character set is not known stops the reader, never guessed.
+func TestLegacyLayouts(t *testing.T) {
+	m := devenv.NewMariaDB(t, devenv.MariaDBConfig{ExtraArgs: []string{"--binlog-row-metadata=NO_LOG"}})
+	ddl := `CREATE TABLE outbox (id BIGINT UNSIGNED AUTO_INCREMENT PRIMARY KEY, event_id CHAR(36) NOT NULL, aggregate_type VARCHAR(64) NOT NULL,
+		aggregate_id BIGINT UNSIGNED NOT NULL, event_type VARCHAR(64) NOT NULL, payload TEXT NULL) DEFAULT CHARSET=latin1`
+	legacy := func(db string) map[string]schema.TableDef {
+		return map[string]schema.TableDef{db + ".outbox": {Columns: []schema.ColumnDef{{Name: "id", DataType: "bigint"}, {Name: "event_id", DataType: "char"},
+			{Name: "aggregate_type", DataType: "varchar"}, {Name: "aggregate_id", DataType: "bigint"}, {Name: "event_type", DataType: "varchar"},
+			{Name: "payload", DataType: "text"}}}}
+	}
+	insert := func(db *sql.DB, i int) {
+		_, err := db.Exec("INSERT INTO outbox (event_id, aggregate_type, aggregate_id, event_type, payload) VALUES (?, 'Café', 18446744073709551615, 'Müller', ?)",
+			fmt.Sprintf("00000000-0000-0000-0000-%012d", i), fmt.Sprintf(`{"n":"é%d"}`, i))
+		require.NoError(t, err)
+	}
+
+	t.Run("untouched since", func(t *testing.T) {
+		db := devenv.CreateDatabase(t, m, "legacy1")
+		mustExec(t, db, ddl)
+		from := binlogPos(t, db)
+		insert(db, 0)
+		rows, err := liveRowsFrom(t, m, "legacy1", from, legacy("legacy1"), 1, nil)
+		require.NoError(t, err)
+		require.Len(t, rows, 1)
+		require.Equal(t, "Café", string(rows[0].AggregateType))
+		require.Equal(t, "18446744073709551615", string(rows[0].AggregateID))
+		require.Equal(t, `{"n":"é0"}`, string(rows[0].Payload))
+	})
+
+	t.Run("touched since", func(t *testing.T) {
+		db := devenv.CreateDatabase(t, m, "legacy2")
+		mustExec(t, db, ddl)
+		from := binlogPos(t, db)
+		insert(db, 0)
+		mustExec(t, db, "ALTER TABLE outbox ADD COLUMN note INT NULL")
+		insert(db, 1)
+		rows, err := liveRowsFrom(t, m, "legacy2", from, legacy("legacy2"), 1, nil)
+		require.Error(t, err)
+		require.Empty(t, rows)
+		require.ErrorIs(t, err, ErrUnmappable)
+		require.ErrorContains(t, err, "its character set is not known")
+		require.ErrorContains(t, err, "binlog_row_metadata=MINIMAL or FULL")
+		t.Logf("stop: %v", err)
+
+		// From after the ALTER, information_schema's definition holds.
+		rows, err = liveRowsFrom(t, m, "legacy2", binlogPosAfterAlter(t, db), nil, 1, nil)
+		require.NoError(t, err)
+		require.Equal(t, `{"n":"é1"}`, string(rows[0].Payload))
 	})
 }

@@ -18,54 +18,54 @@ import (
 // startDefinitions prepares the tracked definitions for a Run from from,
 // when TABLE_MAP events carry no column names.
 //
-// information_schema tells the definition at the moment it is read, not
-// when the rows ahead were written. So the binlog between from and the
+// A complete definition given by SetLayouts (a checkpoint's, of the start
+// position) is taken as it is. Otherwise the definition is read from
+// information_schema, which tells it at the moment it is read, not when
+// the rows ahead were written. So the binlog between from and the
 // server's position after the read is scanned first for statements that
 // touch an outbox table. A table untouched in that range has, for every
-// row ahead, the definition read. A table touched there has no known
-// definition until the last such statement (unless the stream meets a
-// CREATE TABLE for it), and information_schema's after it; its rows
-// before that stop the router. A statement in the range that may have
-// run while the definition was being read makes the read useless: Run
-// refuses to start and says so.
-//
-// Definitions given by SetLayouts (a checkpoint's, of the start position) are
-// taken as they are when they cover every outbox table.
+// row ahead, the definition read. A table touched there has the
+// checkpoint's definition, if one was given without character sets and
+// signs (an earlier version's), and else no known definition, until the
+// last such statement (unless the stream meets a CREATE TABLE for it),
+// and information_schema's after it; rows that need what is not known
+// stop the router. A statement in the range that may have run while the
+// definition was being read makes the read useless: Run refuses to start
+// and says so.
 func (r *Reader) startDefinitions(ctx context.Context, from *gtid.Set, c *tableCache) error {
 	c.defs = newDefinitions(r.outbox)
-	c.settle, c.settleAfter = map[string][]schema.ColumnDef{}, map[string]string{}
+	c.settle, c.settleAfter = map[string]schema.TableDef{}, map[string]string{}
 	if r.server.FullMetadata() {
 		for _, t := range r.cfg.Tables {
 			c.defs.forget(t.String(), "binlog_row_metadata was FULL when the router started, and rows without column names came later (the setting changed at runtime)")
 		}
 		return nil
 	}
-	if len(r.layouts) > 0 {
-		all := true
-		for _, t := range r.cfg.Tables {
-			all = all && r.layouts[t.String()] != nil
+	var need []schema.TableName
+	for _, t := range r.cfg.Tables {
+		if def := r.layouts[t.String()]; def.Columns != nil && complete(def) {
+			c.defs.set(t.String(), def)
+		} else {
+			need = append(need, t)
 		}
-		if all {
-			for _, t := range r.cfg.Tables {
-				c.defs.set(t.String(), r.layouts[t.String()])
-			}
-			return nil
-		}
+	}
+	if len(need) == 0 {
+		return nil
 	}
 	before, err := binlogPosition(ctx, r.db)
 	if err != nil {
 		return err
 	}
-	read := map[string][]schema.ColumnDef{}
-	for _, t := range r.cfg.Tables {
-		defs, err := schema.TableDefinition(ctx, r.db, t.Database, t.Table)
+	read := map[string]schema.TableDef{}
+	for _, t := range need {
+		def, err := schema.TableDefinition(ctx, r.db, t.Database, t.Table)
 		switch {
 		case errors.Is(err, schema.ErrTableNotFound):
 			c.defs.forget(t.String(), "the table did not exist when the router started, and no CREATE TABLE for it was met")
 		case err != nil:
 			return err
 		default:
-			read[t.String()] = defs
+			read[t.String()] = def
 		}
 	}
 	after, err := binlogPosition(ctx, r.db)
@@ -76,19 +76,39 @@ func (r *Reader) startDefinitions(ctx context.Context, from *gtid.Set, c *tableC
 	if err != nil {
 		return fmt.Errorf("scanning the binlog for schema changes of the outbox tables up to %s: %w", after, err)
 	}
-	for name, defs := range read {
+	for name, def := range read {
+		stored := r.layouts[name]
 		last, ok := found[name]
-		if !ok {
-			c.defs.set(name, defs)
+		switch {
+		case !ok && stored.Columns != nil && !sameNames(stored.Columns, def.Columns):
+			c.defs.forget(name, fmt.Sprintf("the checkpoint's columns (%s) differ from information_schema's (%s), and no DDL statement in the binlog since changed the table", describeDefs(stored.Columns), describeDefs(def.Columns)))
+			continue
+		case !ok:
+			c.defs.set(name, def)
 			continue
 		}
 		if before.before(last.pos) {
 			return fmt.Errorf("outbox table %s changed (transaction %s) while its columns were read from information_schema; start again", name, last.gtid)
 		}
-		c.defs.forget(name, fmt.Sprintf("a later DDL statement (transaction %s: %s) changed the table before the router read its columns from information_schema, so the columns it read do not describe this row", last.gtid, clip(last.query, 200)))
-		c.settle[name], c.settleAfter[name] = defs, last.gtid
+		if stored.Columns != nil {
+			c.defs.set(name, stored)
+		} else {
+			c.defs.forget(name, fmt.Sprintf("a later DDL statement (transaction %s: %s) changed the table before the router read its columns from information_schema, so the columns it read do not describe this row", last.gtid, clip(last.query, 200)))
+		}
+		c.settle[name], c.settleAfter[name] = def, last.gtid
 	}
 	return nil
+}
+
+// complete reports whether def records the character set of every string
+// column and the sign of every numeric one.
+func complete(def schema.TableDef) bool {
+	for _, c := range def.Columns {
+		if schema.IsStringType(c.DataType) && c.Charset == "" || schema.IsNumericType(c.DataType) && c.Sign == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // before orders binlog positions (file names sort in creation order).

@@ -11,8 +11,14 @@ import (
 // is busy (say, committing a Kafka transaction) transactions accumulate
 // into a larger batch instead of stalling the reader; when it keeps up,
 // every transaction is handed over as soon as it ends. The Batch is
-// bounded by MaxRows and MaxBytes: at that size the reader blocks until
-// the consumer takes it.
+// bounded by the maxRows and maxBytes given to NewQueue: once it holds
+// that many rows or bytes the writer blocks until the consumer takes it.
+// The bound is checked before each addition, so a batch can exceed
+// maxBytes by its last row (and a single larger row fits alone).
+//
+// One goroutine writes (AddRow, EndTxn, Heartbeat, then Close): the
+// Reader, or a test's source. One goroutine consumes (Take, Ready,
+// Recycle, Err).
 type Queue struct {
 	maxRows, maxBytes int
 
@@ -79,8 +85,10 @@ func (q *Queue) Err() error {
 	return q.err
 }
 
-// close marks the end of the stream with the reader's error.
-func (q *Queue) close(err error) {
+// Close marks the end of the stream with the writer's error (nil for a
+// normal end): once the queue is drained, Take reports closed and Err
+// returns err. Nothing may be written after Close.
+func (q *Queue) Close(err error) {
 	q.mu.Lock()
 	q.closed, q.err = true, err
 	q.mu.Unlock()
@@ -109,12 +117,15 @@ func (q *Queue) full() bool {
 	return len(q.cur.Rows) >= q.maxRows || q.cur.Bytes >= q.maxBytes
 }
 
-// txnSize is what a completed transaction counts against MaxBytes, so
-// that a stream of transactions without outbox rows is bounded too.
+// txnSize is what a completed transaction counts against the byte bound,
+// so that a stream of transactions without outbox rows is bounded too.
 const txnSize = 128
 
-// addRow queues one row of an open transaction.
-func (q *Queue) addRow(ctx context.Context, r OutboxRow, size int, pos Position) error {
+// AddRow queues one outbox row of the open transaction r.Txn; size is
+// what it counts against the byte bound and pos is the binlog position
+// after it. It blocks while the batch is full, until the consumer takes
+// it or ctx ends (then it returns ctx's error and the row is not queued).
+func (q *Queue) AddRow(ctx context.Context, r OutboxRow, size int, pos Position) error {
 	return q.put(ctx, func(b *Batch) {
 		if b.Rows == nil {
 			b.Rows, q.spare.Rows = q.spare.Rows, nil
@@ -128,8 +139,11 @@ func (q *Queue) addRow(ctx context.Context, r OutboxRow, size int, pos Position)
 	})
 }
 
-// done queues the end of a transaction.
-func (q *Queue) done(ctx context.Context, t *Txn, pos Position) error {
+// EndTxn queues the end of transaction t, which must come after every
+// row of t was queued: the consumer moves its GTID set over t when it
+// sees the end, so a row queued after it would not be covered. pos is the
+// binlog position after t. It blocks as AddRow does.
+func (q *Queue) EndTxn(ctx context.Context, t *Txn, pos Position) error {
 	return q.put(ctx, func(b *Batch) {
 		if b.Done == nil {
 			b.Done, q.spare.Done = q.spare.Done, nil
@@ -159,8 +173,9 @@ func (q *Queue) put(ctx context.Context, add func(*Batch)) error {
 	}
 }
 
-// heartbeat notes that the source is idle and caught up.
-func (q *Queue) heartbeat(pos Position) {
+// Heartbeat notes that the source is idle and caught up at pos (outside
+// a transaction: inside one it is ignored). It never blocks.
+func (q *Queue) Heartbeat(pos Position) {
 	q.mu.Lock()
 	if !q.cur.Open {
 		q.cur.Heartbeat, q.cur.Pos = true, pos

@@ -14,14 +14,14 @@ func TestQueueCoalescesAndBounds(t *testing.T) {
 	ctx := context.Background()
 	q := NewQueue(3, 1<<20)
 	t1, t2 := &Txn{GTID: "0-1-1"}, &Txn{GTID: "0-1-2"}
-	require.NoError(t, q.addRow(ctx, OutboxRow{Txn: t1}, 10, Position{}))
-	require.NoError(t, q.done(ctx, t1, Position{Pos: 1}))
-	require.NoError(t, q.addRow(ctx, OutboxRow{Txn: t2}, 10, Position{}))
-	require.NoError(t, q.addRow(ctx, OutboxRow{Txn: t2}, 10, Position{Pos: 2}))
+	require.NoError(t, q.AddRow(ctx, OutboxRow{Txn: t1}, 10, Position{}))
+	require.NoError(t, q.EndTxn(ctx, t1, Position{Pos: 1}))
+	require.NoError(t, q.AddRow(ctx, OutboxRow{Txn: t2}, 10, Position{}))
+	require.NoError(t, q.AddRow(ctx, OutboxRow{Txn: t2}, 10, Position{Pos: 2}))
 
 	// Full: the next row waits until the batch is taken.
 	added := make(chan error, 1)
-	go func() { added <- q.addRow(ctx, OutboxRow{Txn: t2}, 10, Position{Pos: 3}) }()
+	go func() { added <- q.AddRow(ctx, OutboxRow{Txn: t2}, 10, Position{Pos: 3}) }()
 	select {
 	case err := <-added:
 		t.Fatalf("addRow on a full queue returned %v before a Take", err)
@@ -35,18 +35,18 @@ func TestQueueCoalescesAndBounds(t *testing.T) {
 	assert.Equal(t, uint32(2), b.Pos.Pos)
 	require.NoError(t, <-added)
 
-	require.NoError(t, q.done(ctx, t2, Position{Pos: 4}))
+	require.NoError(t, q.EndTxn(ctx, t2, Position{Pos: 4}))
 	b, _ = q.Take()
 	assert.Len(t, b.Rows, 1)
 	assert.Equal(t, []*Txn{t2}, b.Done)
 	assert.False(t, b.Open)
 
-	q.heartbeat(Position{Pos: 5})
+	q.Heartbeat(Position{Pos: 5})
 	b, _ = q.Take()
 	assert.True(t, b.Heartbeat)
 	assert.False(t, b.Empty())
 
-	q.close(context.Canceled)
+	q.Close(context.Canceled)
 	b, closed = q.Take()
 	assert.True(t, b.Empty())
 	assert.True(t, closed)
@@ -55,10 +55,10 @@ func TestQueueCoalescesAndBounds(t *testing.T) {
 
 func TestQueueFullWaitHonoursContext(t *testing.T) {
 	q := NewQueue(1, 1<<20)
-	require.NoError(t, q.addRow(context.Background(), OutboxRow{}, 1, Position{}))
+	require.NoError(t, q.AddRow(context.Background(), OutboxRow{}, 1, Position{}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	assert.ErrorIs(t, q.addRow(ctx, OutboxRow{}, 1, Position{}), context.DeadlineExceeded)
+	assert.ErrorIs(t, q.AddRow(ctx, OutboxRow{}, 1, Position{}), context.DeadlineExceeded)
 }
 
 // TestQueueConcurrentOrder: a reader and a taker in parallel see every row
@@ -74,17 +74,17 @@ func TestQueueConcurrentOrder(t *testing.T) {
 		for i := 0; i < n; i++ {
 			txn := &Txn{GTID: "x"}
 			if i%2 == 0 {
-				if err := q.addRow(ctx, OutboxRow{EventID: []byte{byte(i), byte(i >> 8)}, Txn: txn}, 1, Position{}); err != nil {
+				if err := q.AddRow(ctx, OutboxRow{EventID: []byte{byte(i), byte(i >> 8)}, Txn: txn}, 1, Position{}); err != nil {
 					t.Error(err)
 					return
 				}
 			}
-			if err := q.done(ctx, txn, Position{}); err != nil {
+			if err := q.EndTxn(ctx, txn, Position{}); err != nil {
 				t.Error(err)
 				return
 			}
 		}
-		q.close(nil)
+		q.Close(nil)
 	}()
 	rows, txns := 0, 0
 	for {
@@ -111,9 +111,9 @@ func TestQueueRecycle(t *testing.T) {
 	q := NewQueue(100, 1<<20)
 	t1 := &Txn{GTID: "0-1-1"}
 	for range 3 {
-		require.NoError(t, q.addRow(ctx, OutboxRow{Txn: t1, Payload: []byte("x")}, 1, Position{}))
+		require.NoError(t, q.AddRow(ctx, OutboxRow{Txn: t1, Payload: []byte("x")}, 1, Position{}))
 	}
-	require.NoError(t, q.done(ctx, t1, Position{}))
+	require.NoError(t, q.EndTxn(ctx, t1, Position{}))
 	b, _ := q.Take()
 	rows := b.Rows[:cap(b.Rows)]
 	q.Recycle(b)
@@ -122,7 +122,7 @@ func TestQueueRecycle(t *testing.T) {
 	e, _ := q.Take()
 	assert.True(t, e.Empty(), "an empty take keeps the spare slices")
 	t2 := &Txn{GTID: "0-1-2"}
-	require.NoError(t, q.addRow(ctx, OutboxRow{Txn: t2}, 1, Position{}))
+	require.NoError(t, q.AddRow(ctx, OutboxRow{Txn: t2}, 1, Position{}))
 	b, _ = q.Take()
 	require.Len(t, b.Rows, 1)
 	assert.Same(t, &rows[0], &b.Rows[0], "the recycled slice is reused")

@@ -30,16 +30,18 @@ type Reader struct {
 	outbox outboxSet
 	log    zerolog.Logger
 
-	layouts  map[string][]schema.ColumnDef // definitions in force at the next Run's start (SetLayouts)
-	prepared []PreparedXA                  // XA transactions prepared before the next Run's start
+	values   valueOptions               // UUID byte order, DATETIME zone
+	layouts  map[string]schema.TableDef // definitions in force at the next Run's start (SetLayouts)
+	prepared []PreparedXA               // XA transactions prepared before the next Run's start
 }
 
-// SetLayouts gives the next Run the outbox tables' column definitions in
-// force at its start position, as a checkpoint stored them (Txn.Layouts).
-// They must belong to exactly that position. When they cover every
-// outbox table, Run takes them instead of reading information_schema;
-// nil forgets them.
-func (r *Reader) SetLayouts(layouts map[string][]schema.ColumnDef) { r.layouts = layouts }
+// SetLayouts gives the next Run the outbox tables' definitions in force
+// at its start position, as a checkpoint stored them (Txn.Layouts). They
+// must belong to exactly that position. Run takes a complete definition
+// as it is; one without the character sets and signs of its columns (a
+// checkpoint of an earlier version) is completed from information_schema
+// where no DDL statement touched the table since. nil forgets them.
+func (r *Reader) SetLayouts(layouts map[string]schema.TableDef) { r.layouts = layouts }
 
 // SetPrepared sets the XA transactions prepared before the position the
 // next Run starts from, whose COMMIT or ROLLBACK may follow: the list the
@@ -90,8 +92,17 @@ func Open(ctx context.Context, cfg Config) (*Reader, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Reader{cfg: cfg, db: db, server: server, outbox: newOutboxSet(cfg.Tables),
-		log: cfg.Logger.With().Str("component", "binlog").Logger()}, nil
+	r := &Reader{cfg: cfg, db: db, server: server, outbox: newOutboxSet(cfg.Tables),
+		log: cfg.Logger.With().Str("component", "binlog").Logger()}
+	r.values = valueOptions{flavor: server.Flavor, uuid: cfg.UUIDBinary, zone: cfg.DatetimeZone}
+	if r.values.zone == nil {
+		zone, err := server.DatetimeZone()
+		if err != nil {
+			r.values.noZone = err.Error()
+		}
+		r.values.zone = zone
+	}
+	return r, nil
 }
 
 // Server returns what was read about the server at Open.
@@ -104,19 +115,10 @@ func (r *Reader) DB() *sql.DB { return r.db }
 // Close releases the SQL connection.
 func (r *Reader) Close() error { return r.db.Close() }
 
-// Refresh re-reads the server's settings and GTID state.
-func (r *Reader) Refresh(ctx context.Context) (*Server, error) {
-	s, err := Inspect(ctx, r.db)
-	if err == nil {
-		r.server = s
-	}
-	return s, err
-}
-
 // Run streams the binlog from the position after the transactions in from
 // into q, blocking while q is full, and closes q with its error when it
 // returns. It returns only with an error: ctx's when cancelled, a
-// *PurgedError, ErrAccessDenied, a *RowError for an outbox row it cannot
+// *PurgedError, ErrAccessDenied, a *EventError for an outbox row it cannot
 // map, or the last connection error after ReconnectTimeout.
 //
 // Lost connections are retried with backoff from the last transaction
@@ -139,11 +141,11 @@ type Resume struct {
 // resume's transaction, and the first resume.Rows outbox rows of that
 // transaction, when the server sends it, are not handed over again.
 func (r *Reader) RunResume(ctx context.Context, from *gtid.Set, resume Resume, q *Queue) (err error) {
-	defer func() { q.close(err) }()
+	defer func() { q.Close(err) }()
 	delivered := from.Clone()
 	s := &stream{
 		flavor:   r.server.Flavor,
-		tables:   newTableCache(r.outbox, r.cfg.Columns, r.columnSource),
+		tables:   newTableCache(r.outbox, r.cfg.Columns, r.columnSource, r.values),
 		onUpdate: r.cfg.OnUpdate,
 		observer: r.cfg.Observer,
 		guard:    r.cfg.Guard,
@@ -200,18 +202,18 @@ type trackingSink struct {
 }
 
 func (t *trackingSink) addRow(ctx context.Context, r OutboxRow, size int, pos Position) error {
-	return t.q.addRow(ctx, r, size, pos)
+	return t.q.AddRow(ctx, r, size, pos)
 }
 
 func (t *trackingSink) done(ctx context.Context, txn *Txn, pos Position) error {
-	if err := t.q.done(ctx, txn, pos); err != nil {
+	if err := t.q.EndTxn(ctx, txn, pos); err != nil {
 		return err
 	}
 	txn.AddTo(t.delivered)
 	return nil
 }
 
-func (t *trackingSink) heartbeat(pos Position) { t.q.heartbeat(pos) }
+func (t *trackingSink) heartbeat(pos Position) { t.q.Heartbeat(pos) }
 
 // sessionError marks an error of the stream itself (not of the
 // connection): retrying would meet it again.

@@ -36,12 +36,12 @@ type Txn struct {
 	GTID string    // the transaction's GTID in server syntax: "0-1-42" or "uuid:7" or "uuid:tag:7"
 	Time time.Time // commit time reported by the server (event header or immediate commit timestamp)
 
-	// Layouts are the column definitions of the outbox tables in force
-	// after the transaction, by db.table, as far as the reader knows them
-	// (nil or a table absent: not known). A checkpoint that covers the
-	// transaction stores them, and Reader.SetLayouts hands them back. The map
-	// is shared between transactions and must not be changed.
-	Layouts map[string][]schema.ColumnDef
+	// Layouts are the definitions of the outbox tables in force after
+	// the transaction, by db.table, as far as the reader knows them (nil
+	// or a table absent: not known). A checkpoint that covers the
+	// transaction stores them, and Reader.SetLayouts hands them back. The
+	// map is shared between transactions and must not be changed.
+	Layouts map[string]schema.TableDef
 
 	// XA is set on a transaction that prepares, commits or rolls back an
 	// XA transaction: the XA transactions still prepared after it, which

@@ -23,6 +23,9 @@ type Server struct {
 	GTIDMode    string      // @@gtid_mode (MySQL); "ON" for MariaDB, which always has GTIDs
 	Executed    *gtid.Set   // MySQL @@gtid_executed; MariaDB @@gtid_binlog_pos
 	Purged      *gtid.Set   // MySQL @@gtid_purged; empty for MariaDB
+
+	TimeZone       string // @@global.time_zone: SYSTEM, an offset (+05:00) or a zone name; "" when not read
+	SystemTimeZone string // @@global.system_time_zone: the host's zone, as an abbreviation
 }
 
 // Inspect reads the server's identity, binlog settings and GTID state.
@@ -40,6 +43,10 @@ func Inspect(ctx context.Context, db *sql.DB) (*Server, error) {
 	var meta sql.NullString
 	if err := db.QueryRowContext(ctx, "SELECT @@binlog_row_metadata").Scan(&meta); err == nil {
 		s.RowMetadata = meta.String
+	}
+	var tz, systemTZ sql.NullString
+	if err := db.QueryRowContext(ctx, "SELECT @@global.time_zone, @@global.system_time_zone").Scan(&tz, &systemTZ); err == nil {
+		s.TimeZone, s.SystemTimeZone = tz.String, systemTZ.String
 	}
 	var executed, purged string
 	switch s.Flavor {

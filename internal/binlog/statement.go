@@ -27,11 +27,11 @@ func (s *stream) statement(query, defaultDB, gtidText string) error {
 		table = res.touched[0]
 	}
 	if err != nil {
-		return &RowError{Table: table, GTID: gtidText,
+		return &EventError{Table: table, GTID: gtidText,
 			Err: fmt.Errorf("%w; statement: %s", err, clip(query, 300)), Fix: fullMetadataFix}
 	}
 	if res.statement != "" {
-		return &RowError{Table: res.written, GTID: gtidText,
+		return &EventError{Table: res.written, GTID: gtidText,
 			Err: fmt.Errorf("%w: an %s was logged as a statement, without row images (binlog_format is not ROW on the server); statement: %s", ErrStatementFormat, res.statement, clip(query, 300)),
 			Fix: "set binlog_format=ROW on the server (SET GLOBAL and in its configuration; sessions opened before keep their format until they reconnect), then publish the rows of this transaction with `binlog-router replay` or from the table"}
 	}
@@ -40,9 +40,9 @@ func (s *stream) statement(query, defaultDB, gtidText string) error {
 		if after, ok := c.settleAfter[name]; ok && after == gtidText {
 			// The last DDL before information_schema was read: from
 			// here on its answer is the definition in force.
-			if known := c.defs.cols[name]; known != nil && !sameNames(known, c.settle[name]) {
-				return &RowError{Table: name, GTID: gtidText,
-					Err: fmt.Errorf("%w: after this statement the tracked columns (%s) differ from information_schema's (%s); statement: %s", ErrUnmappable, describeDefs(known), describeDefs(c.settle[name]), clip(query, 300)),
+			if known, ok := c.defs.known(name); ok && !sameNames(known.Columns, c.settle[name].Columns) {
+				return &EventError{Table: name, GTID: gtidText,
+					Err: fmt.Errorf("%w: after this statement the tracked columns (%s) differ from information_schema's (%s); statement: %s", ErrUnmappable, describeDefs(known.Columns), describeDefs(c.settle[name].Columns), clip(query, 300)),
 					Fix: fullMetadataFix}
 			}
 			c.defs.set(name, c.settle[name])

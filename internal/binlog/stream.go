@@ -40,8 +40,8 @@ func (nopObserver) OutboxUpdate(string, string, int) {}
 func (nopObserver) DDL(string, string)               {}
 func (nopObserver) Reconnect()                       {}
 
-// sink receives what the stream decodes. row and done may block (for
-// backpressure) and then return ctx's error.
+// sink receives what the stream decodes. addRow and done may block (for
+// backpressure) and then return ctx's error; heartbeat never blocks.
 type sink interface {
 	addRow(ctx context.Context, r OutboxRow, size int, pos Position) error
 	done(ctx context.Context, t *Txn, pos Position) error
@@ -245,7 +245,7 @@ func (s *stream) rowsEvent(ctx context.Context, e *replication.RowsEvent, typ re
 	case replication.EnumRowsEventTypeUpdate:
 		name := qualified(e.Table)
 		if s.onUpdate == UpdateFail {
-			return &RowError{Table: name, GTID: s.txn.GTID, Err: ErrOutboxUpdate,
+			return &EventError{Table: name, GTID: s.txn.GTID, Err: ErrOutboxUpdate,
 				Fix: "outbox rows are immutable: insert a new event instead of updating, or run with --on-update=warn to ignore updates"}
 		}
 		s.observer.OutboxUpdate(name, s.txn.GTID, 1)
@@ -259,7 +259,7 @@ func (s *stream) rowsEvent(ctx context.Context, e *replication.RowsEvent, typ re
 	}
 	if len(e.ColumnBitmap1) > 0 {
 		if ord := missingMapped(&t.layout, e.ColumnBitmap1); ord >= 0 {
-			return &RowError{Table: t.name, GTID: s.txn.GTID,
+			return &EventError{Table: t.name, GTID: s.txn.GTID,
 				Err: fmt.Errorf("%w: the row image leaves out mapped column %s (binlog_row_image is not FULL on the server)", ErrUnmappable, t.columnName(ord)),
 				Fix: "set binlog_row_image=FULL on the server (SET GLOBAL and in its configuration; sessions opened before keep their setting until they reconnect), then publish the rows written meanwhile with `binlog-router replay` or from the table"}
 		}
@@ -274,13 +274,13 @@ func (s *stream) rowsEvent(ctx context.Context, e *replication.RowsEvent, typ re
 		}
 		// go-mysql's decoder takes over after the rows handed over.
 		if err := e.DecodeData(0, data); err != nil {
-			return &RowError{Table: t.name, GTID: s.txn.GTID,
+			return &EventError{Table: t.name, GTID: s.txn.GTID,
 				Err: fmt.Errorf("%w: decoding the row image: %v", ErrUnmappable, err)}
 		}
 	}
 	for _, values := range e.Rows[min(done, len(e.Rows)):] {
 		if len(values) != t.layout.NumColumns {
-			return &RowError{Table: t.name, GTID: s.txn.GTID,
+			return &EventError{Table: t.name, GTID: s.txn.GTID,
 				Err: fmt.Errorf("%w: row has %d columns, the table's layout %d", ErrUnmappable, len(values), t.layout.NumColumns)}
 		}
 		var r OutboxRow
@@ -331,7 +331,7 @@ func (s *stream) emit(ctx context.Context, t *table, r OutboxRow) error {
 	}
 	r.Txn = s.txn
 	if err := t.convert(&r); err != nil {
-		return &RowError{Table: t.name, GTID: s.txn.GTID, Err: fmt.Errorf("%w: %w", ErrUnmappable, err),
+		return &EventError{Table: t.name, GTID: s.txn.GTID, Err: fmt.Errorf("%w: %w", ErrUnmappable, err),
 			Fix: "fix the stored value or the column's character set"}
 	}
 	size := len(r.Payload) + len(r.EventID) + len(r.AggregateID) + len(r.EventType) + len(r.Headers) + 160

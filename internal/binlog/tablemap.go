@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/binlog-router/binlog-router/internal/schema"
@@ -38,7 +38,7 @@ func checkTableMap(tm *replication.TableMapEvent, cols []schema.ColumnDef) error
 		for _, w := range want {
 			match = match || w == tp
 		}
-		if match && blobLen != 0 && tp == mysql.MYSQL_TYPE_BLOB && meta != blobLen {
+		if match && blobLen != 0 && tp == gomysql.MYSQL_TYPE_BLOB && meta != blobLen {
 			match = false
 		}
 		if !match {
@@ -53,51 +53,51 @@ func checkTableMap(tm *replication.TableMapEvent, cols []schema.ColumnDef) error
 func loggedTypes(dt string) (types []byte, blobLen uint16, ok bool) {
 	switch dt {
 	case "tinyint", "bool", "boolean":
-		return []byte{mysql.MYSQL_TYPE_TINY}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_TINY}, 0, true
 	case "smallint":
-		return []byte{mysql.MYSQL_TYPE_SHORT}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_SHORT}, 0, true
 	case "mediumint":
-		return []byte{mysql.MYSQL_TYPE_INT24}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_INT24}, 0, true
 	case "int", "integer":
-		return []byte{mysql.MYSQL_TYPE_LONG}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_LONG}, 0, true
 	case "bigint":
-		return []byte{mysql.MYSQL_TYPE_LONGLONG}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_LONGLONG}, 0, true
 	case "decimal":
-		return []byte{mysql.MYSQL_TYPE_NEWDECIMAL}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_NEWDECIMAL}, 0, true
 	case "float":
-		return []byte{mysql.MYSQL_TYPE_FLOAT}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_FLOAT}, 0, true
 	case "double", "real":
-		return []byte{mysql.MYSQL_TYPE_DOUBLE}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_DOUBLE}, 0, true
 	case "varchar", "varbinary":
-		return []byte{mysql.MYSQL_TYPE_VARCHAR}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_VARCHAR}, 0, true
 	case "char", "binary":
-		return []byte{mysql.MYSQL_TYPE_STRING}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_STRING}, 0, true
 	case "enum":
-		return []byte{mysql.MYSQL_TYPE_ENUM}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_ENUM}, 0, true
 	case "set":
-		return []byte{mysql.MYSQL_TYPE_SET}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_SET}, 0, true
 	case "tinytext", "tinyblob":
-		return []byte{mysql.MYSQL_TYPE_BLOB}, 1, true
+		return []byte{gomysql.MYSQL_TYPE_BLOB}, 1, true
 	case "text", "blob":
-		return []byte{mysql.MYSQL_TYPE_BLOB}, 2, true
+		return []byte{gomysql.MYSQL_TYPE_BLOB}, 2, true
 	case "mediumtext", "mediumblob":
-		return []byte{mysql.MYSQL_TYPE_BLOB}, 3, true
+		return []byte{gomysql.MYSQL_TYPE_BLOB}, 3, true
 	case "longtext", "longblob":
-		return []byte{mysql.MYSQL_TYPE_BLOB}, 4, true
+		return []byte{gomysql.MYSQL_TYPE_BLOB}, 4, true
 	case "json":
-		return []byte{mysql.MYSQL_TYPE_JSON, mysql.MYSQL_TYPE_BLOB}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_JSON, gomysql.MYSQL_TYPE_BLOB}, 0, true
 	case "date":
-		return []byte{mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_DATE, gomysql.MYSQL_TYPE_NEWDATE}, 0, true
 	case "datetime":
-		return []byte{mysql.MYSQL_TYPE_DATETIME2, mysql.MYSQL_TYPE_DATETIME}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_DATETIME2, gomysql.MYSQL_TYPE_DATETIME}, 0, true
 	case "timestamp":
-		return []byte{mysql.MYSQL_TYPE_TIMESTAMP2, mysql.MYSQL_TYPE_TIMESTAMP}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_TIMESTAMP2, gomysql.MYSQL_TYPE_TIMESTAMP}, 0, true
 	case "time":
-		return []byte{mysql.MYSQL_TYPE_TIME2, mysql.MYSQL_TYPE_TIME}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_TIME2, gomysql.MYSQL_TYPE_TIME}, 0, true
 	case "year":
-		return []byte{mysql.MYSQL_TYPE_YEAR}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_YEAR}, 0, true
 	case "bit":
-		return []byte{mysql.MYSQL_TYPE_BIT}, 0, true
+		return []byte{gomysql.MYSQL_TYPE_BIT}, 0, true
 	}
 	return nil, 0, false
 }

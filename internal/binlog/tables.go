@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -61,9 +62,10 @@ type table struct {
 	db, tbl string
 	name    string // db.table
 	layout  schema.Layout
-	names   []string    // column names in ordinal order
-	codec   *rowCodec   // built by codecFor from the table's TABLE_MAP events
-	convs   []valueConv // stored bytes → what SELECT prints, for mapped columns
+	names   []string       // column names in ordinal order
+	codec   *rowCodec      // built by codecFor from the table's TABLE_MAP events
+	convs   []valueConv    // stored bytes → what SELECT prints, for mapped columns
+	zone    *time.Location // a DATETIME created_at's time zone; nil for other types
 }
 
 // columnName names the column at ordinal ord for errors.
@@ -81,7 +83,7 @@ type tableCache struct {
 	outbox  outboxSet
 	columns schema.Columns
 	source  ColumnSource
-	uuid    UUIDBinary // byte order of binary event ids
+	values  valueOptions
 
 	byID      map[uint64]*table
 	fromQuery map[string][]string // db.table -> columns read through source
@@ -91,12 +93,12 @@ type tableCache struct {
 	defs *definitions
 	// settle holds definitions read from information_schema that are in
 	// force only after the DDL of GTID settleAfter[name].
-	settle      map[string][]schema.ColumnDef
+	settle      map[string]schema.TableDef
 	settleAfter map[string]string
 }
 
-func newTableCache(outbox outboxSet, columns schema.Columns, source ColumnSource) *tableCache {
-	return &tableCache{outbox: outbox, columns: columns, source: source, uuid: UUIDStandard,
+func newTableCache(outbox outboxSet, columns schema.Columns, source ColumnSource, values valueOptions) *tableCache {
+	return &tableCache{outbox: outbox, columns: columns, source: source, values: values,
 		byID: map[uint64]*table{}, fromQuery: map[string][]string{}}
 }
 
@@ -120,53 +122,55 @@ func (c *tableCache) lookup(ctx context.Context, tm *replication.TableMapEvent, 
 	name := qualified(tm)
 	names := tm.ColumnNameString()
 	fromMeta := names != nil
+	var defs []schema.ColumnDef // the tracked definition, when it names the columns
 	if !fromMeta && c.defs != nil {
-		cols := c.defs.cols[name]
-		if cols == nil {
+		def, known := c.defs.known(name)
+		cols := def.Columns
+		if !known {
 			why := c.defs.why[name]
 			if why == "" {
 				why = "it was not read at start"
 			}
-			return nil, &RowError{Table: name, GTID: gtidText,
+			return nil, &EventError{Table: name, GTID: gtidText,
 				Err: fmt.Errorf("%w: the binlog carries no column names (binlog_row_metadata is not FULL) and the table's column layout when this row was written is not known: %s", ErrUnmappable, why),
 				Fix: fullMetadataFix}
 		}
 		if err := checkTableMap(tm, cols); err != nil {
-			return nil, &RowError{Table: name, GTID: gtidText,
+			return nil, &EventError{Table: name, GTID: gtidText,
 				Err: fmt.Errorf("%w: the row does not match the column layout the router tracked (%s): %w", ErrUnmappable, describeDefs(cols), err),
 				Fix: fullMetadataFix}
 		}
-		names = schema.Names(cols)
+		names, defs = schema.Names(cols), cols
 	} else if !fromMeta {
 		var err error
 		if names, err = c.queried(ctx, tm, false); err != nil {
-			return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: reading its columns: %w", ErrUnmappable, err),
+			return nil, &EventError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: reading its columns: %w", ErrUnmappable, err),
 				Fix: "set binlog_row_metadata=FULL on the server, or grant SELECT on the table so its columns can be read from information_schema"}
 		}
 		if len(names) != int(tm.ColumnCount) {
 			// The table changed since we last asked; ask once more.
 			if names, err = c.queried(ctx, tm, true); err != nil {
-				return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: reading its columns: %w", ErrUnmappable, err)}
+				return nil, &EventError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: reading its columns: %w", ErrUnmappable, err)}
 			}
 		}
 	}
 	if len(names) != int(tm.ColumnCount) {
-		return nil, &RowError{Table: name, GTID: gtidText,
+		return nil, &EventError{Table: name, GTID: gtidText,
 			Err: fmt.Errorf("%w: the binlog row has %d columns but the table has %d now", ErrUnmappable, tm.ColumnCount, len(names)),
 			Fix: "the table's definition changed after this row was written; set binlog_row_metadata=FULL on the server so rows carry their own column names, then restart"}
 	}
 	layout, err := c.columns.Resolve(name, names)
 	if err != nil {
-		return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: %w", ErrUnmappable, err)}
+		return nil, &EventError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: %w", ErrUnmappable, err)}
 	}
-	convs, err := valueConvs(tm, layout, names, c.uuid)
+	convs, zone, err := valueConvs(tm, layout, names, defs, c.values)
 	if err != nil {
-		return nil, &RowError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: %w", ErrUnmappable, err)}
+		return nil, &EventError{Table: name, GTID: gtidText, Err: fmt.Errorf("%w: %w", ErrUnmappable, err)}
 	}
 	if len(c.byID) > 4096 {
 		clear(c.byID)
 	}
-	t := &table{db: string(tm.Schema), tbl: string(tm.Table), name: name, layout: layout, names: names, convs: convs}
+	t := &table{db: string(tm.Schema), tbl: string(tm.Table), name: name, layout: layout, names: names, convs: convs, zone: zone}
 	c.byID[tm.TableID] = t
 	return t, nil
 }

@@ -3,14 +3,8 @@ package binlog
 import (
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"unicode/utf8"
-
-	"github.com/go-mysql-org/go-mysql/mysql"
-	"github.com/go-mysql-org/go-mysql/replication"
-	"github.com/pingcap/tidb/pkg/parser/charset"
-	"golang.org/x/text/encoding"
-	"golang.org/x/text/encoding/charmap"
-	"golang.org/x/text/encoding/unicode"
 
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
@@ -27,114 +21,25 @@ const (
 	UUIDSwapped UUIDBinary = "swapped"
 )
 
-// binaryCollation is the collation id of the binary character set.
-const binaryCollation = 63
-
 // valueConv turns the stored bytes of one mapped column into what SELECT
 // prints for it. It is applied after either decoder (the row codec or
 // go-mysql's), so both hand over the same values.
 type valueConv struct {
 	field   rowField
 	column  string
-	padTo   int               // BINARY(n): restore the trailing 0x00 bytes the binlog strips
-	uuid    UUIDBinary        // a 16-byte binary event id becomes UUID text in this byte order
-	decoder encoding.Encoding // a text column in a charset other than UTF-8
-	check   bool              // utf8/utf8mb4/ascii text: the bytes must be valid UTF-8 already
+	padTo   int         // BINARY(n): restore the trailing 0x00 bytes the binlog strips
+	uuid    UUIDBinary  // a 16-byte binary event id becomes UUID text in this byte order
+	decode  textDecoder // a text column in a character set other than UTF-8
+	check   bool        // utf8mb3/utf8mb4/ascii text: the bytes must be valid UTF-8 already
 	charset string
-}
-
-// valueConvs returns the conversions of the mapped columns of tm. Column
-// charsets are known only from FULL metadata (their collation ids); without
-// it text is taken as UTF-8 and binary columns are not padded. An unknown
-// or unconvertible charset is an error naming the column and the charset.
-func valueConvs(tm *replication.TableMapEvent, l schema.Layout, names []string, uuidOrder UUIDBinary) ([]valueConv, error) {
-	collations := tm.CollationMap()
-	var convs []valueConv
-	for f, ord := range layoutColumns(&l) {
-		i := *ord
-		if i < 0 || i >= len(tm.ColumnType) || i >= len(tm.ColumnMeta) || f == fieldCreatedAt {
-			continue
-		}
-		tp, meta := realType(tm.ColumnType[i], tm.ColumnMeta[i])
-		if !isText(tp) {
-			continue
-		}
-		coll, known := collations[i]
-		if !known {
-			continue
-		}
-		vc := valueConv{field: f, column: columnName(names, i)}
-		if coll == binaryCollation {
-			if tp == mysql.MYSQL_TYPE_STRING {
-				vc.padTo = int(meta)
-			}
-			if f == fieldEventID {
-				vc.uuid = uuidOrder
-			}
-			convs = append(convs, vc)
-			continue
-		}
-		cs, err := charsetOf(coll)
-		if err != nil {
-			return nil, fmt.Errorf("column %s: %w", vc.column, err)
-		}
-		vc.charset = cs
-		switch cs {
-		case "utf8", "utf8mb3", "utf8mb4", "ascii":
-			vc.check = true
-		default:
-			enc, ok := encodings[cs]
-			if !ok {
-				return nil, fmt.Errorf("column %s has character set %s, which the router cannot convert to UTF-8; convert the column to utf8mb4 (ALTER TABLE ... MODIFY %s ... CHARACTER SET utf8mb4)",
-					vc.column, cs, vc.column)
-			}
-			vc.decoder = enc
-		}
-		convs = append(convs, vc)
-	}
-	return convs, nil
-}
-
-func columnName(names []string, i int) string {
-	if i < len(names) {
-		return names[i]
-	}
-	return fmt.Sprintf("#%d", i+1)
-}
-
-// charsetOf names the character set of collation id coll. Ids below 256
-// are the same on MySQL and MariaDB.
-func charsetOf(coll uint64) (string, error) {
-	if coll < 256 {
-		if c, err := charset.GetCollationByID(int(coll)); err == nil {
-			return c.CharsetName, nil
-		}
-	}
-	return "", fmt.Errorf("collation id %d is unknown to the router; convert the column to utf8mb4", coll)
-}
-
-// encodings are the server character sets converted to UTF-8. MySQL's
-// latin1 is Windows-1252; ucs2 is UTF-16 restricted to the BMP.
-var encodings = map[string]encoding.Encoding{
-	"latin1":   charmap.Windows1252,
-	"latin2":   charmap.ISO8859_2,
-	"latin5":   charmap.ISO8859_9,
-	"latin7":   charmap.ISO8859_13,
-	"greek":    charmap.ISO8859_7,
-	"hebrew":   charmap.ISO8859_8,
-	"cp1250":   charmap.Windows1250,
-	"cp1251":   charmap.Windows1251,
-	"cp1256":   charmap.Windows1256,
-	"cp1257":   charmap.Windows1257,
-	"cp850":    charmap.CodePage850,
-	"cp852":    charmap.CodePage852,
-	"cp866":    charmap.CodePage866,
-	"koi8r":    charmap.KOI8R,
-	"koi8u":    charmap.KOI8U,
-	"macroman": charmap.Macintosh,
-	"utf16":    unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM),
-	"utf16le":  unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM),
-	"ucs2":     unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM),
+	json    bool // MySQL's binary JSON, rendered by go-mysql: spelled as MySQL's SELECT prints it
+	// An integer column of bits bits whose sign the TABLE_MAP does not
+	// carry: both decoders read it as signed. sign is schema.Unsigned
+	// when the definition says UNSIGNED (a negative reading is read again
+	// as unsigned), "" when not known (a negative reading is an error:
+	// the two readings differ).
+	bits int
+	sign string
 }
 
 // convert applies the table's conversions to r's mapped columns.
@@ -155,6 +60,12 @@ func (t *table) convert(r *OutboxRow) error {
 }
 
 func (vc *valueConv) apply(v []byte) ([]byte, error) {
+	if vc.bits > 0 {
+		return vc.integer(v)
+	}
+	if vc.json {
+		return mysqlJSONText(v), nil
+	}
 	if vc.padTo > len(v) {
 		v = append(append(make([]byte, 0, vc.padTo), v...), make([]byte, vc.padTo-len(v))...)
 	}
@@ -163,16 +74,37 @@ func (vc *valueConv) apply(v []byte) ([]byte, error) {
 		return uuidText(v, vc.uuid), nil
 	case vc.check:
 		if !utf8.Valid(v) {
-			return nil, fmt.Errorf("column %s (%s) holds bytes that are not valid UTF-8: 0x%s", vc.column, vc.charset, hex.EncodeToString(v[:min(len(v), 32)]))
+			return nil, fmt.Errorf("column %s (%s) holds bytes that are not valid UTF-8: %s", vc.column, vc.charset, Readable(v))
 		}
-	case vc.decoder != nil:
-		out, err := vc.decoder.NewDecoder().Bytes(v)
+	case vc.decode != nil:
+		out, err := vc.decode(make([]byte, 0, len(v)+len(v)/2), v)
 		if err != nil {
 			return nil, fmt.Errorf("column %s: converting %s to UTF-8: %w", vc.column, vc.charset, err)
 		}
 		return out, nil
 	}
 	return v, nil
+}
+
+// integer reads a signed reading of an integer column again as unsigned
+// when the column is UNSIGNED; with the sign not known, a negative
+// reading is an error (as unsigned it would be another number).
+func (vc *valueConv) integer(v []byte) ([]byte, error) {
+	if len(v) == 0 || v[0] != '-' {
+		return v, nil
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("column %s: %w", vc.column, err)
+	}
+	u := uint64(n)
+	if vc.bits < 64 {
+		u &= 1<<vc.bits - 1
+	}
+	if vc.sign != schema.Unsigned {
+		return nil, fmt.Errorf("column %s is an integer whose sign is not known (the binlog carries none, binlog_row_metadata being NO_LOG, and the tracked definition, stored by an earlier version, has none): its value is %s if SIGNED and %d if UNSIGNED; set binlog_row_metadata=MINIMAL or FULL on the server", vc.column, v, u)
+	}
+	return strconv.AppendUint(nil, u, 10), nil
 }
 
 // uuidText formats 16 bytes as a canonical UUID.

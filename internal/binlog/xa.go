@@ -204,9 +204,13 @@ func (s *stream) rereadGroup(ctx context.Context, x xid, p PreparedXA) error {
 	if s.xa.reread == nil {
 		return xaErr(errors.New("this reader cannot read prepare groups again"))
 	}
+	// The prepared transaction holds its tables' metadata locks until its
+	// outcome, so the definitions in force now are those of the group.
+	tables := newTableCache(s.tables.outbox, s.tables.columns, s.tables.source, s.tables.values)
+	tables.defs = s.tables.defs
 	child := &stream{
 		flavor:   s.flavor,
-		tables:   newTableCache(s.tables.outbox, s.tables.columns, s.tables.source),
+		tables:   tables,
 		onUpdate: s.onUpdate,
 		observer: nopObserver{},
 		out:      s.out,

@@ -88,8 +88,8 @@ func (b *mysqlBinlog) query(q string) {
 	b.event(replication.QUERY_EVENT, body)
 }
 
-// outboxInsert writes a TABLE_MAP of shop.outbox (five VARCHAR columns)
-// and a WRITE_ROWS event with one row per event id.
+// outboxInsert writes a TABLE_MAP of shop.outbox (five utf8mb4 VARCHAR
+// columns) and a WRITE_ROWS event with one row per event id.
 func (b *mysqlBinlog) outboxInsert(ids ...string) {
 	const cols = 5
 	tableID := binary.LittleEndian.AppendUint32(nil, xaTestTableID)
@@ -108,6 +108,9 @@ func (b *mysqlBinlog) outboxInsert(ids ...string) {
 		body = binary.LittleEndian.AppendUint16(body, 250)
 	}
 	body = append(body, 0) // null bitmap: no column nullable
+	// Optional metadata, as binlog_row_metadata=MINIMAL logs it: the
+	// default collation, utf8mb4_0900_ai_ci (255, a packed integer).
+	body = append(body, 2, 3, 0xfc, 255, 0)
 	b.event(replication.TABLE_MAP_EVENT, body)
 
 	rows := append(append([]byte(nil), tableID...), 1, 0) // flags: end of statement

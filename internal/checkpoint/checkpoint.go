@@ -37,12 +37,15 @@ type Checkpoint struct {
 	Source     string    `json:"source,omitempty"`  // source address (information)
 	Version    string    `json:"version,omitempty"` // router version that wrote it
 
-	// Layouts are the outbox tables' column definitions in force at
-	// GTIDSet (by db.table), when the router tracks them (binlog
-	// TABLE_MAP events without column names). Written in the same Kafka
-	// transaction as GTIDSet; a restart decodes the rows after GTIDSet
-	// with them. Absent: read from the server at start.
-	Layouts map[string][]schema.ColumnDef `json:"layouts,omitempty"`
+	// Layouts are the outbox tables' definitions in force at GTIDSet (by
+	// db.table), when the router tracks them (binlog TABLE_MAP events
+	// without column names): columns with their types, character sets and
+	// signs, and the table's default character set. Written in the same
+	// Kafka transaction as GTIDSet; a restart decodes the rows after
+	// GTIDSet with them. Absent: read from the server at start. A
+	// checkpoint of an earlier version holds each table as an array of
+	// columns with names and types only (schema.TableDef reads it).
+	Layouts map[string]schema.TableDef `json:"layouts,omitempty"`
 
 	// XAPrepared are the XA transactions prepared within GTIDSet whose
 	// COMMIT or ROLLBACK is not: their rows are published at the COMMIT,

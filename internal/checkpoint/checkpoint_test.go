@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
 func TestRecordDecodeRoundTrip(t *testing.T) {
@@ -31,6 +32,30 @@ func TestRecordDecodeRoundTrip(t *testing.T) {
 	assert.ErrorContains(t, err, "no flavor")
 	_, err = Decode([]byte(`not json`))
 	assert.ErrorContains(t, err, "decoding checkpoint")
+}
+
+// Layouts round-trip with their character sets and signs, and a
+// checkpoint of an earlier version, whose layouts are arrays of columns
+// with names and types only, still loads: with character sets and signs
+// not known (empty), never guessed.
+func TestLayoutsOldAndNew(t *testing.T) {
+	c := &Checkpoint{Name: "r1", GTIDSet: "0-1-42", Flavor: "mariadb", Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Layouts: map[string]schema.TableDef{"shop.outbox": {Charset: "latin1", Columns: []schema.ColumnDef{
+			{Name: "id", DataType: "bigint", Sign: schema.Unsigned}, {Name: "event_id", DataType: "binary", Charset: "binary"},
+			{Name: "payload", DataType: "longtext", Charset: "cp1250"}}}}}
+	rec, err := c.Record("cp")
+	require.NoError(t, err)
+	assert.Contains(t, string(rec.Value), `"layouts":{"shop.outbox":{"columns":[{"name":"id","type":"bigint","sign":"unsigned"},{"name":"event_id","type":"binary","charset":"binary"},{"name":"payload","type":"longtext","charset":"cp1250"}],"charset":"latin1"}}`)
+	got, err := Decode(rec.Value)
+	require.NoError(t, err)
+	assert.Equal(t, c, got)
+
+	old := `{"name":"r1","gtid_set":"0-1-42","flavor":"mariadb","server_id":1,"time":"2026-01-02T03:04:05Z",` +
+		`"layouts":{"shop.outbox":[{"name":"id","type":"bigint"},{"name":"payload","type":"longtext"}]}}`
+	got, err = Decode([]byte(old))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]schema.TableDef{"shop.outbox": {Columns: []schema.ColumnDef{
+		{Name: "id", DataType: "bigint"}, {Name: "payload", DataType: "longtext"}}}}, got.Layouts)
 }
 
 // TestLoadReadsOnlyCommitted writes checkpoints in Kafka transactions, one

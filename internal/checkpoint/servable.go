@@ -118,7 +118,7 @@ func probe(ctx context.Context, reader *binlog.Reader, set *gtid.Set) error {
 			if errors.Is(err, context.DeadlineExceeded) {
 				return fmt.Errorf("asking the server to stream the binlog after %q: no answer within 30s", set)
 			}
-			if re := (*binlog.RowError)(nil); errors.As(err, &re) {
+			if re := (*binlog.EventError)(nil); errors.As(err, &re) {
 				return nil // the binlog is there; the row is for the run to report
 			}
 			return err

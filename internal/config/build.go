@@ -59,19 +59,22 @@ func (c *Config) mysqlTLS() *tls.Config {
 
 // ReaderConfig is the binlog source part; call after Validate.
 func (c *Config) ReaderConfig(log zerolog.Logger, obs binlog.Observer) binlog.Config {
-	tlsCfg := c.mysqlTLS() // first: resolves the password file too if Validate was not called
+	tlsCfg := c.mysqlTLS()      // first: resolves the password file too if Validate was not called
+	zone, _ := c.datetimeZone() // an invalid zone is reported by Validate
 	return binlog.Config{
-		Addr:       c.MySQLAddr,
-		User:       c.MySQLUser,
-		Password:   c.MySQLPassword,
-		TLS:        tlsCfg,
-		ServerID:   uint32(c.ServerID),
-		Tables:     c.Tables(),
-		Columns:    c.Columns,
-		OnUpdate:   binlog.UpdatePolicy(c.OnUpdate),
-		Observer:   obs,
-		EventCache: c.EventCache,
-		Logger:     log,
+		Addr:         c.MySQLAddr,
+		User:         c.MySQLUser,
+		Password:     c.MySQLPassword,
+		TLS:          tlsCfg,
+		ServerID:     uint32(c.ServerID),
+		Tables:       c.Tables(),
+		Columns:      c.Columns,
+		UUIDBinary:   binlog.UUIDBinary(c.UUIDBinaryLayout),
+		DatetimeZone: zone,
+		OnUpdate:     binlog.UpdatePolicy(c.OnUpdate),
+		Observer:     obs,
+		EventCache:   c.EventCache,
+		Logger:       log,
 	}
 }
 

@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
@@ -34,6 +33,8 @@ type Config struct {
 	TopicTemplate    string   // --topic-template; default from the preset
 	ValidateJSON     bool     // --validate-json
 	RequireUUID      bool     // --require-uuid
+	UUIDBinaryLayout string   // --uuid-binary-layout standard|swapped: byte order of 16-byte binary event ids
+	DatetimeZone     string   // --datetime-zone: time zone of DATETIME created_at values ("" = the server's)
 	AutoCreateTopics bool     // --auto-create-topics
 
 	Name            string        // --name
@@ -155,6 +156,12 @@ func (c *Config) Validate() error {
 	if c.OnUpdate != string(binlog.UpdateWarn) && c.OnUpdate != string(binlog.UpdateFail) {
 		errs = append(errs, fmt.Errorf("--on-update %q: use warn or fail", c.OnUpdate))
 	}
+	if c.UUIDBinaryLayout != string(binlog.UUIDStandard) && c.UUIDBinaryLayout != string(binlog.UUIDSwapped) {
+		errs = append(errs, fmt.Errorf("--uuid-binary-layout %q: use standard or swapped", c.UUIDBinaryLayout))
+	}
+	if _, err := c.datetimeZone(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.OnInvalid != string(relay.InvalidFail) && c.OnInvalid != string(relay.InvalidDeadLetter) {
 		errs = append(errs, fmt.Errorf("--on-invalid %q: use fail or dead-letter", c.OnInvalid))
 	}
@@ -164,8 +171,8 @@ func (c *Config) Validate() error {
 	if _, err := c.compression(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Start != "earliest" && c.Start != "latest" && !strings.HasPrefix(c.Start, "gtid:") {
-		errs = append(errs, fmt.Errorf("--start %q: use earliest, latest or gtid:<set>", c.Start))
+	if err := relay.CheckStart(c.Start); err != nil {
+		errs = append(errs, err)
 	}
 	if c.ServerID == 0 || c.ServerID > 1<<32-1 {
 		errs = append(errs, fmt.Errorf("--server-id %d: use 1 to 4294967295, unique among the server's replicas", c.ServerID))
@@ -185,6 +192,18 @@ func (c *Config) Tables() []schema.TableName {
 		}
 	}
 	return out
+}
+
+// datetimeZone is --datetime-zone; nil when not set (the server's).
+func (c *Config) datetimeZone() (*time.Location, error) {
+	if c.DatetimeZone == "" {
+		return nil, nil
+	}
+	loc, err := binlog.ParseZone(c.DatetimeZone)
+	if err != nil {
+		return nil, fmt.Errorf("--datetime-zone: %w", err)
+	}
+	return loc, nil
 }
 
 // RouteConfig is the record-building part.

@@ -74,6 +74,12 @@ func (p *scanner) mariadbGTID() (e mariadbEntry, detail string) {
 	return mariadbEntry{domain: uint32(v[0]), server: uint32(v[1]), seq: v[2]}, ""
 }
 
+// ParseMariaDBGTID parses a single MariaDB GTID "domain-server-seq", as
+// AddMariaDB takes it.
+func ParseMariaDBGTID(g string) (domain, server uint32, seq uint64, err error) {
+	return parseOneMariaDB(g)
+}
+
 // parseOneMariaDB parses a single GTID "domain-server-seq".
 func parseOneMariaDB(g string) (domain, server uint32, seq uint64, err error) {
 	p := scanner{s: g}

@@ -122,6 +122,12 @@ func (s *Set) entryForParse(sid [16]byte, tag string) int {
 	return i
 }
 
+// ParseMySQLGTID parses a single MySQL GTID "uuid:n" or "uuid:tag:n", as
+// AddMySQL takes it.
+func ParseMySQLGTID(g string) (sid [16]byte, tag string, gno int64, err error) {
+	return parseOneMySQL(g)
+}
+
 // parseOneMySQL parses a single GTID "uuid:n" or "uuid:tag:n".
 func parseOneMySQL(g string) (sid [16]byte, tag string, gno int64, err error) {
 	fail := func(detail string, args ...any) ([16]byte, string, int64, error) {

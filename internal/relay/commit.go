@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 )
 
@@ -32,14 +30,13 @@ func (r *Relay) commit(ctx context.Context) (err error) {
 		if err := r.begin(); err != nil {
 			return err
 		}
-		r.cl.Produce(ctx, rec, r.promise)
+		r.out.Produce(ctx, rec)
 		if err := r.flush(ctx); err != nil {
 			return err
 		}
-		if err := r.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		if err := r.out.Commit(ctx); err != nil {
 			return fmt.Errorf("committing Kafka transaction with checkpoint %s: %w", r.pending, err)
 		}
-		r.inTxn = false
 	default:
 		// The checkpoint follows the records it covers only once they are
 		// acknowledged. Its own acknowledgement is not waited for: records
@@ -49,7 +46,7 @@ func (r *Relay) commit(ctx context.Context) (err error) {
 		if err := r.flush(ctx); err != nil {
 			return err
 		}
-		r.cl.Produce(work, rec, r.promise)
+		r.out.Produce(work, rec)
 	}
 	r.cfg.Metrics.Committed(r.pending.String(), r.pendingTime, r.records)
 	r.committed = r.pending.Clone()
@@ -77,27 +74,10 @@ func (r *Relay) finish(ctx context.Context) error {
 }
 
 // flush waits until every produced record is acknowledged and returns the
-// first produce error.
-// A produce error ends the wait at once: after some errors (a fenced
-// producer) franz-go would otherwise hold later records until the flush's
-// deadline.
+// first produce error. A produce error ends the wait at once (Sink.Flush).
 func (r *Relay) flush(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	r.errMu.Lock()
-	r.flushCancel = cancel
-	failed := r.firstErr != nil
-	r.errMu.Unlock()
-	defer func() {
-		r.errMu.Lock()
-		r.flushCancel = nil
-		r.errMu.Unlock()
-	}()
-	var err error
-	if !failed {
-		err = r.cl.Flush(ctx)
-	}
-	if perr := r.produceErr(); perr != nil {
+	err := r.out.Flush(ctx)
+	if perr := r.out.Err(); perr != nil {
 		return fmt.Errorf("producing records: %w", perr)
 	}
 	if err != nil {
@@ -107,7 +87,7 @@ func (r *Relay) flush(ctx context.Context) error {
 }
 
 func (r *Relay) checkpoint() *checkpoint.Checkpoint {
-	s := r.reader.Server()
+	s := r.source.Server()
 	txnGTID, txnRows := "", 0
 	if r.openRows > 0 {
 		txnGTID, txnRows = r.openGTID, r.openRows

@@ -3,7 +3,6 @@ package relay
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -34,60 +33,70 @@ const (
 	InvalidDeadLetter InvalidPolicy = "dead-letter"
 )
 
-// Config configures a Relay. Zero values take the defaults noted.
+// Config configures a Relay. Zero values take the defaults noted: the
+// Default constants below, which the command line's flag table shows and
+// takes too.
 type Config struct {
-	Name            string   // router name: checkpoint key and transactional id; default "binlog-router"
+	Name            string   // router name: checkpoint key and transactional id; default DefaultName
 	Delivery        Delivery // default ExactlyOnce
 	CheckpointTopic string   // default checkpoint.DefaultTopic
-	Start           string   // without a checkpoint: "earliest" (default), "latest" or "gtid:<set>"
-	Kafka           []kgo.Opt
-	Route           route.Config
+	Start           string   // without a checkpoint: StartEarliest (default), StartLatest or "gtid:<set>" (CheckStart)
+	// Kafka are the options of every Kafka client (config's KafkaOpts:
+	// seed brokers, client id, record compression, TLS, SASL). Required.
+	Kafka []kgo.Opt
+	Route route.Config // how rows become records
 
 	// CommitRecords and CommitInterval bound a Kafka transaction (or, at
-	// least once, the rows between checkpoints). Defaults 50000 and 100ms:
-	// the interval is the usual bound; the count caps a catch-up's
-	// transactions, each commit being a flush barrier.
-	CommitRecords  int
-	CommitInterval time.Duration
+	// least once, the rows between checkpoints): the interval is the
+	// usual bound; the count caps a catch-up's transactions, each commit
+	// being a flush barrier.
+	CommitRecords  int           // default DefaultCommitRecords
+	CommitInterval time.Duration // default DefaultCommitInterval
 	// CommitLinger is the least time between two commits made because
 	// the reader had nothing more: under a steady trickle of small
 	// transactions it lets a few share one Kafka transaction instead of
-	// paying one each. Default 2ms; negative disables.
+	// paying one each. Default DefaultCommitLinger; negative disables.
 	CommitLinger time.Duration
 	// IdleCheckpoint is how often the checkpoint advances over
-	// transactions without outbox rows. Default 5s.
+	// transactions without outbox rows. Default DefaultIdleCheckpoint.
 	IdleCheckpoint time.Duration
 	// KafkaTimeout bounds how long a record, flush or transaction end may
 	// wait for Kafka; past it the relay stops with an error (nothing is
 	// dropped: the checkpoint stays before the undelivered records).
-	// Default 2m.
+	// Default DefaultKafkaTimeout.
 	KafkaTimeout time.Duration
-	// TransactionTimeout is the Kafka transaction timeout. Default 60s.
+	// TransactionTimeout is the Kafka transaction timeout. Default
+	// DefaultTransactionTimeout.
 	TransactionTimeout time.Duration
 	// MaxBufferedRecords and MaxBufferedBytes bound franz-go's produce
-	// buffer. Defaults 10000 and 32 MiB.
+	// buffer. Defaults DefaultMaxBufferedRecords and
+	// DefaultMaxBufferedBytes.
 	MaxBufferedRecords int
 	MaxBufferedBytes   int
 	// MaxMessageBytes is the largest record batch the producer sends
 	// (franz-go's ProducerBatchMaxBytes); it must not exceed the brokers'
-	// message.max.bytes. A record larger than this fails. Default 1 MiB.
+	// message.max.bytes. A record larger than this fails. Default
+	// DefaultMaxMessageBytes.
 	MaxMessageBytes int
 	// QueueRows and QueueBytes bound what the reader may decode ahead of
-	// the relay (binlog.Queue). Defaults 4096 rows and 4 MiB.
+	// the relay (binlog.Queue). Defaults DefaultQueueRows and
+	// DefaultQueueBytes.
 	QueueRows  int
 	QueueBytes int
 	// AutoCreateTopics lets the client ask the brokers to create missing
-	// topics (the brokers must allow it). Default true.
+	// topics (the brokers must allow it). Default DefaultAutoCreateTopics.
 	AutoCreateTopics *bool
-	// ShutdownTimeout bounds the drain on cancellation. Default 10s.
+	// ShutdownTimeout bounds the drain on cancellation. Default
+	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 
 	OnInvalid       InvalidPolicy // default InvalidFail
-	DeadLetterTopic string        // default "binlog-router.dead-letter"
+	DeadLetterTopic string        // default DefaultDeadLetterTopic
 
 	// HA elects one active relay per Name through a Kafka consumer group;
 	// the others wait as standbys. HATimeout is the group session timeout:
-	// how long a silent active relay keeps its role. Default 10s.
+	// how long a silent active relay keeps its role. Default
+	// DefaultHATimeout.
 	HA        bool
 	HATimeout time.Duration
 
@@ -97,21 +106,31 @@ type Config struct {
 	Metrics Metrics
 }
 
-// Defaults of the producer and queue bounds, shared by replay and the
-// command-line defaults.
+// The defaults of Config, shared by the command line's flag table and by
+// replay.
 const (
+	DefaultName               = "binlog-router"
+	DefaultStart              = StartEarliest
 	DefaultCommitRecords      = 50000
+	DefaultCommitInterval     = 100 * time.Millisecond
+	DefaultCommitLinger       = 2 * time.Millisecond
+	DefaultIdleCheckpoint     = 5 * time.Second
+	DefaultKafkaTimeout       = 2 * time.Minute
 	DefaultTransactionTimeout = 60 * time.Second
 	DefaultMaxBufferedRecords = 10000
 	DefaultMaxBufferedBytes   = 32 << 20
 	DefaultMaxMessageBytes    = 1 << 20
 	DefaultQueueRows          = 4096
 	DefaultQueueBytes         = 4 << 20
+	DefaultAutoCreateTopics   = true
+	DefaultShutdownTimeout    = 10 * time.Second
+	DefaultDeadLetterTopic    = "binlog-router.dead-letter"
+	DefaultHATimeout          = 10 * time.Second
 )
 
 func (c *Config) setDefaults() {
 	if c.Name == "" {
-		c.Name = "binlog-router"
+		c.Name = DefaultName
 	}
 	if c.Delivery == "" {
 		c.Delivery = ExactlyOnce
@@ -120,22 +139,22 @@ func (c *Config) setDefaults() {
 		c.CheckpointTopic = checkpoint.DefaultTopic
 	}
 	if c.Start == "" {
-		c.Start = "earliest"
+		c.Start = DefaultStart
 	}
 	if c.CommitRecords <= 0 {
 		c.CommitRecords = DefaultCommitRecords
 	}
 	if c.CommitInterval <= 0 {
-		c.CommitInterval = 100 * time.Millisecond
+		c.CommitInterval = DefaultCommitInterval
 	}
 	if c.CommitLinger == 0 {
-		c.CommitLinger = 2 * time.Millisecond
+		c.CommitLinger = DefaultCommitLinger
 	}
 	if c.IdleCheckpoint <= 0 {
-		c.IdleCheckpoint = 5 * time.Second
+		c.IdleCheckpoint = DefaultIdleCheckpoint
 	}
 	if c.KafkaTimeout <= 0 {
-		c.KafkaTimeout = 2 * time.Minute
+		c.KafkaTimeout = DefaultKafkaTimeout
 	}
 	if c.TransactionTimeout <= 0 {
 		c.TransactionTimeout = DefaultTransactionTimeout
@@ -156,20 +175,20 @@ func (c *Config) setDefaults() {
 		c.QueueBytes = DefaultQueueBytes
 	}
 	if c.AutoCreateTopics == nil {
-		t := true
+		t := DefaultAutoCreateTopics
 		c.AutoCreateTopics = &t
 	}
 	if c.ShutdownTimeout <= 0 {
-		c.ShutdownTimeout = 10 * time.Second
+		c.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	if c.OnInvalid == "" {
 		c.OnInvalid = InvalidFail
 	}
 	if c.DeadLetterTopic == "" {
-		c.DeadLetterTopic = "binlog-router.dead-letter"
+		c.DeadLetterTopic = DefaultDeadLetterTopic
 	}
 	if c.HATimeout <= 0 {
-		c.HATimeout = 10 * time.Second
+		c.HATimeout = DefaultHATimeout
 	}
 	if c.Metrics == nil {
 		c.Metrics = nopMetrics{}
@@ -180,8 +199,8 @@ func (c *Config) validate() error {
 	if c.Delivery != ExactlyOnce && c.Delivery != AtLeastOnce {
 		return fmt.Errorf("invalid delivery %q: use exactly-once or at-least-once", c.Delivery)
 	}
-	if c.Start != "earliest" && c.Start != "latest" && !strings.HasPrefix(c.Start, "gtid:") {
-		return fmt.Errorf("invalid start %q: use earliest, latest or gtid:<set>", c.Start)
+	if err := CheckStart(c.Start); err != nil {
+		return err
 	}
 	if len(c.Kafka) == 0 {
 		return errors.New("no Kafka connection options: set --kafka-brokers")

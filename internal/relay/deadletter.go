@@ -3,7 +3,6 @@ package relay
 import (
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"time"
 	"unicode/utf8"
 
@@ -12,10 +11,6 @@ import (
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
-
-// KindRecordTooLarge is the row-error kind of a row whose record would
-// exceed MaxMessageBytes.
-const KindRecordTooLarge route.Kind = "record_too_large"
 
 // recordOverhead approximates the bytes a record adds to its key, value
 // and headers in a batch (lengths, offsets, attributes, batch header).
@@ -31,14 +26,7 @@ func recordSize(rec *kgo.Record) int {
 
 // tooLarge is the row error of a record over the size limit.
 func tooLarge(row *binlog.OutboxRow, txn *binlog.Txn, size, limit int) *route.RowError {
-	return &route.RowError{
-		Table:   row.Database + "." + row.Table,
-		GTID:    txn.GTID,
-		EventID: string(row.EventID),
-		Kind:    KindRecordTooLarge,
-		Err: fmt.Errorf("record of %d bytes exceeds --max-message-bytes %d; raise --max-message-bytes and the brokers' message.max.bytes, or keep payloads smaller",
-			size, limit),
-	}
+	return route.TooLarge(row.Database+"."+row.Table, txn.GTID, string(row.EventID), size, limit)
 }
 
 // deadLetter is the JSON value of a dead-letter record: the original row,
@@ -94,11 +82,11 @@ func deadLetterRecord(topic string, row *binlog.OutboxRow, txn *binlog.Txn, re *
 		Key:   key,
 		Value: value,
 		Headers: []kgo.RecordHeader{
-			{Key: "id", Value: row.EventID},
-			{Key: "binlog_gtid", Value: []byte(txn.GTID)},
-			{Key: "source_table", Value: []byte(d.Table)},
-			{Key: "error_kind", Value: []byte(re.Kind)},
-			{Key: "error", Value: []byte(re.Error())},
+			{Key: route.HeaderID, Value: row.EventID},
+			{Key: route.HeaderBinlogGTID, Value: []byte(txn.GTID)},
+			{Key: route.HeaderSourceTable, Value: []byte(d.Table)},
+			{Key: route.HeaderErrorKind, Value: []byte(re.Kind)},
+			{Key: route.HeaderError, Value: []byte(re.Error())},
 		},
 		Timestamp: txn.Time,
 	}

@@ -1,23 +1,27 @@
 // Package relay is the pipeline: binlog transactions in, Kafka records and
 // checkpoints out.
 //
-// One goroutine reads the binlog (binlog.Reader) and hands whole
-// transactions, in batches, over a small channel to the relay goroutine,
+// One goroutine reads the binlog (a Source: binlog.Reader) and hands whole
+// transactions, in batches, through a binlog.Queue to the relay goroutine,
 // which turns each outbox row into a record (route.Router) and produces it
-// with franz-go. franz-go's own goroutines send and retry. Memory is
-// bounded by the channel depth, the reader's batch and event-cache limits,
-// and franz-go's MaxBufferedRecords/MaxBufferedBytes: Produce blocks when
-// the buffer is full, which stops the relay loop, which stops the reader.
+// with a Sink (txnproducer.Producer, franz-go). franz-go's own goroutines
+// send and retry. Memory is bounded by the queue's rows and bytes
+// (QueueRows, QueueBytes, plus the batch in hand), the reader's event
+// cache, and franz-go's MaxBufferedRecords/MaxBufferedBytes: Produce blocks
+// when the buffer is full, which stops the relay loop, which leaves the
+// queue full, which stops the reader.
 //
 // Commit points fall on binlog transaction boundaries: after
 // CommitRecords records, after CommitInterval, or as soon as the reader has
-// nothing more to hand over (so an idle router commits immediately). A
-// Kafka transaction is never larger than CommitRecords records nor older
-// than half the TransactionTimeout: inside a larger binlog transaction it
-// is committed there, with a checkpoint naming the position inside it
+// nothing more to hand over (so an idle router commits at once, or
+// CommitLinger after its previous commit: transactions that come within
+// the linger share one Kafka transaction). A Kafka transaction is never
+// larger than CommitRecords records nor older than half the
+// TransactionTimeout: inside a larger binlog transaction it is committed
+// there, with a checkpoint naming the position inside it
 // (checkpoint.Checkpoint TxnGTID, TxnRows), from which a new session
-// resumes (binlog.Reader.RunResume). Read_committed consumers then see
-// such a binlog transaction in parts.
+// resumes (Source.RunResume). Read_committed consumers then see such a
+// binlog transaction in parts.
 //
 // A stale producer epoch is either a transaction timeout (the process was
 // paused: ErrTransactionTimedOut, a new session resumes in-process) or

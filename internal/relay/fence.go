@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/binlog-router/binlog-router/internal/txnproducer"
 )
 
 // ErrTransactionTimedOut means the broker aborted the open Kafka
@@ -21,19 +21,6 @@ var ErrTransactionTimedOut = errors.New("the broker aborted the Kafka transactio
 // turn.
 var ErrFenced = errors.New("another instance with the same --name took over")
 
-// staleEpoch reports whether err says that the producer's epoch is no
-// longer the broker's: the coordinator bumped it, either when it aborted
-// a timed-out transaction or when another producer initialised the same
-// transactional id. Kafka returns INVALID_PRODUCER_EPOCH to the produce
-// requests of the old epoch and PRODUCER_FENCED to its transaction
-// requests; kfake also INVALID_TXN_STATE to produce requests after a
-// timeout abort. INVALID_PRODUCER_ID_MAPPING follows an expired
-// transactional id.
-func staleEpoch(err error) bool {
-	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) ||
-		errors.Is(err, kerr.InvalidTxnState) || errors.Is(err, kerr.InvalidProducerIDMapping)
-}
-
 // fenced names the cause of a stale-epoch error of the transactional
 // producer, or returns nil for any other error. The broker's answer is
 // the same for both causes; the age of the open transaction tells them
@@ -45,14 +32,11 @@ func staleEpoch(err error) bool {
 // meanwhile, the new session fences it in turn and that one, whose
 // transaction is young, stops with ErrFenced.
 func (r *Relay) fenced(err error) error {
-	if r.cfg.Delivery != ExactlyOnce || !staleEpoch(err) || errors.Is(err, ErrFenced) || errors.Is(err, ErrTransactionTimedOut) {
+	if r.cfg.Delivery != ExactlyOnce || !txnproducer.StaleEpoch(err) || errors.Is(err, ErrFenced) || errors.Is(err, ErrTransactionTimedOut) {
 		return nil
 	}
-	var age time.Duration
-	if !r.txnBegan.IsZero() {
-		age = time.Since(r.txnBegan).Round(time.Millisecond)
-	}
-	if r.inTxn && age >= r.cfg.TransactionTimeout {
+	began, open := r.out.Began()
+	if age := time.Since(began).Round(time.Millisecond); open && age >= r.cfg.TransactionTimeout {
 		return fmt.Errorf("%w: it was open for %s, longer than --transaction-timeout %s (the process was paused or Kafka too slow to take the commit); resuming from the committed checkpoint: %w",
 			ErrTransactionTimedOut, age, r.cfg.TransactionTimeout, err)
 	}

@@ -34,7 +34,7 @@ func TestFencedTellsTimeoutFromTakeover(t *testing.T) {
 			if c.aloOff {
 				r.cfg.Delivery = AtLeastOnce
 			}
-			r.inTxn, r.txnBegan = c.inTxn, time.Now().Add(-c.age)
+			r.out = &fakeSink{transactional: true, inTxn: c.inTxn, began: time.Now().Add(-c.age)}
 			got := r.fenced(c.err)
 			switch {
 			case c.want == nil && got != nil:

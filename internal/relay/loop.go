@@ -83,13 +83,17 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 				return fail(err)
 			}
 			q.Recycle(b)
-			if err := r.commitIf(work, r.dueCount()); err != nil {
+			// Under a backlog the reader is never idle: the count and the
+			// age bound the Kafka transaction.
+			if err := r.commitIf(work, r.dueCount() || r.dueTime()); err != nil {
 				return fail(err)
 			}
 			select {
 			case <-done: // noticed under a steady backlog too
 				stopAt, done = time.Now(), nil
 				r.log.Info().Msg("stopping: finishing the current transaction")
+			case <-tick.C:
+				r.cfg.Metrics.Buffered(r.out.Buffered())
 			default:
 			}
 			if stopNow() {
@@ -118,7 +122,7 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 		case <-q.Ready():
 		case <-linger.C:
 		case <-tick.C:
-			r.cfg.Metrics.Buffered(r.cl.BufferedProduceRecords())
+			r.cfg.Metrics.Buffered(r.out.Buffered())
 			if err := r.commitIf(work, r.dueTime()); err != nil {
 				return fail(err)
 			}
@@ -134,7 +138,8 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 // handle produces the rows of one batch and moves the pending GTID set
 // over the transactions it completes. A Kafka transaction that reaches
 // CommitRecords records or half the transaction timeout is committed
-// before the next row, inside a binlog transaction if need be.
+// before the next row, inside a binlog transaction if need be; one that
+// is CommitInterval old before the first row of a binlog transaction.
 func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
 	if b.Heartbeat {
 		r.cfg.Metrics.CaughtUp()
@@ -152,7 +157,7 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
 			r.open, r.openGTID, r.openRows = row.Txn, row.Txn.GTID, 0
 		}
 		r.open = row.Txn
-		if r.splittable() && (r.records >= r.cfg.CommitRecords || r.records > 0 && time.Since(r.since) >= r.splitAge()) {
+		if r.dueBeforeRow() {
 			if err := r.commit(ctx); err != nil {
 				return err
 			}
@@ -245,20 +250,25 @@ func (r *Relay) produce(ctx context.Context, rec *kgo.Record) error {
 	}
 	r.records++
 	r.events++
-	r.cl.Produce(ctx, rec, r.promise)
+	r.out.Produce(ctx, rec)
 	return nil
 }
 
 // begin opens a Kafka transaction (exactly-once) if none is open.
-func (r *Relay) begin() error {
-	if r.cfg.Delivery != ExactlyOnce || r.inTxn {
-		return nil
+func (r *Relay) begin() error { return r.out.Begin() }
+
+// dueBeforeRow: the open Kafka transaction is to be committed before the
+// next row: it is full (CommitRecords) or half the transaction timeout
+// old, or, at a binlog transaction boundary (no row of the next one
+// produced yet), CommitInterval old. Under a backlog batches often end
+// inside a binlog transaction, so the interval is checked here and not
+// only at the end of a batch.
+func (r *Relay) dueBeforeRow() bool {
+	if r.records == 0 || !r.splittable() {
+		return false
 	}
-	if err := r.cl.BeginTransaction(); err != nil {
-		return err
-	}
-	r.inTxn, r.txnBegan = true, time.Now()
-	return nil
+	age := time.Since(r.since)
+	return r.records >= r.cfg.CommitRecords || age >= r.splitAge() || r.openRows == 0 && age >= r.cfg.CommitInterval
 }
 
 // dueCount: enough records for one Kafka transaction.
@@ -310,12 +320,9 @@ func (r *Relay) fail(err error) error {
 		// (franz-go's KIP-588 recovery) bump the epoch and fence the
 		// instance that took over. The broker or the next session
 		// aborts the transaction.
-		if r.inTxn {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			_ = r.cl.AbortBufferedRecords(ctx)
-			cancel()
-			r.inTxn = false
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		r.out.Drop(ctx)
+		cancel()
 		return ferr
 	}
 	r.abort()
@@ -325,20 +332,11 @@ func (r *Relay) fail(err error) error {
 // abort drops the open Kafka transaction (exactly-once); its records are
 // never visible to read_committed consumers and the checkpoint stays.
 func (r *Relay) abort() {
-	if !r.inTxn {
-		return
-	}
 	wait := 10 * time.Second
 	if r.overran.Load() {
 		wait = time.Second // the stop is already late; the broker aborts what is left
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	if err := r.cl.AbortBufferedRecords(ctx); err != nil {
-		r.log.Warn().Err(err).Msg("aborting buffered records")
-	}
-	if err := r.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
-		r.log.Warn().Err(err).Msg("aborting Kafka transaction")
-	}
-	r.inTxn = false
+	r.out.Abort(ctx)
 }

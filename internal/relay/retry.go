@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/txnproducer"
 )
 
 // runRetrying runs active sessions, starting a new one (new producer,
@@ -23,7 +21,7 @@ func (r *Relay) runRetrying(ctx context.Context) error {
 	var failingSince time.Time
 	for {
 		err := r.runActive(ctx)
-		if err == nil || ctx.Err() != nil || !retriableKafka(err) {
+		if err == nil || ctx.Err() != nil || !retriable(err) {
 			return err
 		}
 		if r.commits > 0 {
@@ -46,37 +44,33 @@ func (r *Relay) runRetrying(ctx context.Context) error {
 	}
 }
 
-// retriableKafka reports whether err is a Kafka error that may go away:
-// transport errors, retriable broker errors, unknown commit outcomes. It
-// is false for our own timeouts (KafkaTimeout passed), for errors that
-// repeat (record too large, authorization), and for fencing: another
-// producer with our transactional id (a second router, or an operator's
-// forced checkpoint) now owns it, and resuming would fence it in turn.
+// retriable reports whether a new session may cure err: a Kafka error
+// that waiting may cure (retriableKafka), or a source that lost its
+// connection while it started (binlog.ConnectionLost). The source retries
+// lost connections itself while it streams; any other error it stops with
+// is final.
+func retriable(err error) bool {
+	var se *sourceError
+	if errors.As(err, &se) {
+		return binlog.ConnectionLost(se.err)
+	}
+	return retriableKafka(err)
+}
+
+// retriableKafka reports whether err is a Kafka error that may go away
+// (txnproducer.Retriable: transport errors, retriable broker errors,
+// unknown commit outcomes), or a transaction the broker aborted after its
+// timeout. It is false for our own timeouts (KafkaTimeout,
+// ShutdownTimeout passed), for errors that repeat (record too large,
+// authorization), and for fencing: another producer with our
+// transactional id (a second router, or an operator's forced checkpoint)
+// now owns it, and resuming would fence it in turn.
 func retriableKafka(err error) bool {
 	switch {
 	case errors.Is(err, ErrTransactionTimedOut):
 		return true // the broker aborted it; a new session resumes
-	case errors.Is(err, ErrFenced), errors.Is(err, ErrShutdownTimeout):
-		return false
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, kgo.ErrRecordTimeout), errors.Is(err, ErrKafkaStalled):
-		return false
-	case errors.Is(err, kerr.ProducerFenced), errors.Is(err, kerr.InvalidProducerEpoch),
-		errors.Is(err, kerr.TransactionalIDAuthorizationFailed),
-		errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed),
-		errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge),
-		errors.Is(err, kerr.UnknownTopicOrPartition):
+	case errors.Is(err, ErrFenced), errors.Is(err, ErrShutdownTimeout), errors.Is(err, ErrKafkaStalled):
 		return false
 	}
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		return ke.Retriable || errors.Is(err, kerr.UnknownServerError) || errors.Is(err, kerr.OperationNotAttempted) ||
-			errors.Is(err, kerr.TransactionAbortable)
-	}
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "unable to dial") || strings.Contains(msg, "connection refused") ||
-		strings.Contains(msg, "broken pipe") || strings.Contains(msg, "connection reset") || strings.Contains(msg, "EOF")
+	return txnproducer.Retriable(err)
 }

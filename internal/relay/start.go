@@ -16,8 +16,8 @@ import (
 // startPosition returns where to start: the stored checkpoint if there is
 // one, otherwise the configured start.
 func (r *Relay) startPosition(ctx context.Context) (*gtid.Set, *checkpoint.Checkpoint, error) {
-	server := r.reader.Server()
-	cp, err := checkpoint.Load(ctx, r.cfg.CheckpointTopic, r.cfg.Name, r.cfg.Kafka...)
+	server := r.source.Server()
+	cp, err := r.kafka.loadCheckpoint(ctx)
 	switch {
 	case err == nil:
 		if gtid.Flavor(cp.Flavor) != server.Flavor {
@@ -31,13 +31,54 @@ func (r *Relay) startPosition(ctx context.Context) (*gtid.Set, *checkpoint.Check
 	case !errors.Is(err, checkpoint.ErrCheckpointMissing):
 		return nil, nil, fmt.Errorf("loading checkpoint %q: %w", r.cfg.Name, err)
 	}
-	set, err := StartAt(ctx, r.cfg.Start, r.reader, r.log)
+	set, err := r.startAt(ctx, r.cfg.Start)
 	return set, nil, err
 }
 
 // ErrInvalidStart means --start names a position the router cannot start
 // from on this server: bad usage, to be corrected, never a guess.
 var ErrInvalidStart = errors.New("invalid --start")
+
+// The start positions of --start besides "gtid:<set>".
+const (
+	// StartEarliest starts at the oldest binlog the server has.
+	StartEarliest = "earliest"
+	// StartLatest starts after everything the server has executed.
+	StartLatest = "latest"
+)
+
+// startGTID prefixes an explicit GTID set in --start.
+const startGTID = "gtid:"
+
+// startMode is what kind of position a --start names.
+type startMode int
+
+const (
+	startEarliest startMode = iota
+	startLatest
+	startSet
+)
+
+// parseStart is the one reading of --start: its mode and, for
+// "gtid:<set>", the set's text.
+func parseStart(start string) (startMode, string, error) {
+	switch {
+	case start == StartEarliest:
+		return startEarliest, "", nil
+	case start == StartLatest:
+		return startLatest, "", nil
+	case strings.HasPrefix(start, startGTID):
+		return startSet, strings.TrimPrefix(start, startGTID), nil
+	}
+	return 0, "", fmt.Errorf("--start %q: use earliest, latest or gtid:<set>", start)
+}
+
+// CheckStart reports whether start is a --start the router understands,
+// without asking a server (StartAt checks the position itself).
+func CheckStart(start string) error {
+	_, _, err := parseStart(start)
+	return err
+}
 
 // StartAt resolves --start on reader's server, for a router without a
 // stored checkpoint, and checks it as `checkpoint set` checks a set:
@@ -54,10 +95,14 @@ var ErrInvalidStart = errors.New("invalid --start")
 // Every refusal wraps ErrInvalidStart and says how to correct --start.
 func StartAt(ctx context.Context, start string, reader *binlog.Reader, log zerolog.Logger) (*gtid.Set, error) {
 	server := reader.Server()
-	switch {
-	case start == "earliest":
+	mode, _, err := parseStart(start)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidStart, err)
+	}
+	switch mode {
+	case startEarliest:
 		return earliest(ctx, reader, log)
-	case strings.HasPrefix(start, "gtid:"):
+	case startSet:
 		set, err := ResolveStart(start, server)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w; write the set in the server's syntax, as SELECT @@gtid_binlog_pos (MariaDB) or @@gtid_executed (MySQL) prints it", ErrInvalidStart, err)
@@ -73,11 +118,7 @@ func StartAt(ctx context.Context, start string, reader *binlog.Reader, log zerol
 		}
 		return set, nil
 	}
-	set, err := ResolveStart(start, server)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidStart, err)
-	}
-	return set, nil
+	return ResolveStart(start, server)
 }
 
 // earliest returns the position before the oldest binlog the server has
@@ -101,11 +142,16 @@ func earliest(ctx context.Context, reader *binlog.Reader, log zerolog.Logger) (*
 }
 
 // ResolveStart turns --start into a GTID set for a server without a
-// stored checkpoint: "earliest" is everything the server still has,
-// "latest" is after everything it has executed, "gtid:<set>" is explicit.
+// stored checkpoint, without asking the server: "earliest" is everything
+// the server still has, "latest" is after everything it has executed,
+// "gtid:<set>" is explicit.
 func ResolveStart(start string, server *binlog.Server) (*gtid.Set, error) {
-	switch {
-	case start == "earliest":
+	mode, text, err := parseStart(start)
+	if err != nil {
+		return nil, err
+	}
+	switch mode {
+	case startEarliest:
 		// MySQL cannot send purged transactions: start after them. An
 		// empty MariaDB position starts at the first binlog ever written
 		// (the relay asks the server for its oldest binlog instead).
@@ -113,14 +159,12 @@ func ResolveStart(start string, server *binlog.Server) (*gtid.Set, error) {
 			return server.Purged.Clone(), nil
 		}
 		return gtid.New(server.Flavor), nil
-	case start == "latest":
+	case startLatest:
 		return server.Executed.Clone(), nil
-	case strings.HasPrefix(start, "gtid:"):
-		set, err := gtid.Parse(server.Flavor, strings.TrimPrefix(start, "gtid:"))
-		if err != nil {
-			return nil, fmt.Errorf("--start: %w", err)
-		}
-		return set, nil
 	}
-	return nil, fmt.Errorf("invalid start %q: use earliest, latest or gtid:<set>", start)
+	set, err := gtid.Parse(server.Flavor, text)
+	if err != nil {
+		return nil, fmt.Errorf("--start: %w", err)
+	}
+	return set, nil
 }

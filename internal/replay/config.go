@@ -42,18 +42,22 @@ type Config struct {
 	DryRun bool
 	Out    io.Writer
 
-	// Kafka are the connection options (brokers, TLS, SASL).
+	// Kafka are the options of every Kafka client (config's KafkaOpts:
+	// seed brokers, client id, record compression, TLS, SASL).
 	Kafka []kgo.Opt
 	// TransactionalID is the producer's transactional id. Required unless
 	// DryRun; it must not be a router's.
 	TransactionalID string
 	// CommitRecords: a Kafka transaction is committed at the first binlog
-	// transaction boundary after this many records. Default 10000.
+	// transaction boundary after this many records. Default
+	// relay.DefaultCommitRecords.
 	CommitRecords int
-	// TransactionTimeout is the Kafka transaction timeout. Default 60s.
+	// TransactionTimeout is the Kafka transaction timeout. Default
+	// relay.DefaultTransactionTimeout.
 	TransactionTimeout time.Duration
 	// MaxBufferedRecords, MaxBufferedBytes and MaxMessageBytes bound the
-	// producer as in the relay. Defaults 10000, 32 MiB, 1 MiB.
+	// producer as in the relay. Defaults relay.DefaultMaxBufferedRecords,
+	// DefaultMaxBufferedBytes and DefaultMaxMessageBytes.
 	MaxBufferedRecords int
 	MaxBufferedBytes   int
 	MaxMessageBytes    int
@@ -61,7 +65,7 @@ type Config struct {
 	// topics.
 	AutoCreateTopics bool
 	// QueueRows and QueueBytes bound what the reader decodes ahead of the
-	// producer. Defaults 4096 rows and 4 MiB.
+	// producer. Defaults relay.DefaultQueueRows and DefaultQueueBytes.
 	QueueRows  int
 	QueueBytes int
 

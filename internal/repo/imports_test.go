@@ -1,11 +1,13 @@
 package repo
 
 import (
+	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,7 +27,7 @@ var owners = []struct {
 		"the in-process fake broker is for tests, the demo and the benchmark"},
 	{"github.com/twmb/franz-go/", []string{"cmd/", "internal/checkpoint", "internal/config", "internal/devenv",
 		"internal/logging", "internal/metrics", "internal/relay", "internal/replay", "internal/route",
-		"internal/validate", "inbox", "test/"},
+		"internal/txnproducer", "internal/validate", "inbox", "test/"},
 		"binlog decoding, GTID sets, the outbox schema and the public writer know nothing of Kafka"},
 	{"database/sql", []string{"internal/binlog", "internal/checkpoint", "internal/devenv", "internal/schema",
 		"internal/validate", "outbox", "inbox", "examples/", "test/"},
@@ -76,6 +78,85 @@ func TestImportRules(t *testing.T) {
 	}
 	sort.Strings(violations)
 	for _, v := range violations {
+		t.Error(v)
+	}
+}
+
+// module is the import path of the module's own packages.
+const module = "github.com/binlog-router/binlog-router/"
+
+// layers places each package of the router: a package imports only
+// packages of lower layers, so imports go down from the command to the
+// protocol. The public libraries stand apart: outbox shares the outbox
+// table's column contract (internal/schema) and inbox nothing. test/ and
+// examples/ may import anything. A package missing here fails the test:
+// give a new package its layer.
+var layers = map[string]int{
+	"internal/gtid":        0,
+	"internal/schema":      0,
+	"internal/logging":     0,
+	"internal/metrics":     0,
+	"internal/devenv":      0,
+	"internal/repo":        0,
+	"internal/binlog":      1,
+	"internal/route":       2,
+	"internal/checkpoint":  2,
+	"internal/txnproducer": 3,
+	"internal/relay":       4,
+	"internal/replay":      5,
+	"internal/validate":    5,
+	"internal/config":      6,
+	"cmd/binlog-router":    7,
+	"outbox":               1, // above internal/schema only
+	"inbox":                0,
+}
+
+func TestImportsGoDown(t *testing.T) {
+	root := moduleRoot(t)
+	var violations []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor" ||
+				rel == "test" || rel == "examples" || rel == "docker") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		layer, ok := layers[dir]
+		if !ok {
+			violations = append(violations, dir+" has no layer in internal/repo's layers")
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, spec := range f.Imports {
+			imp, _ := strconv.Unquote(spec.Path.Value)
+			dep, ok := strings.CutPrefix(imp, module)
+			if !ok {
+				continue
+			}
+			if depLayer, known := layers[dep]; !known || depLayer >= layer {
+				violations = append(violations, fmt.Sprintf("%s (layer %d) imports %s (layer %d): imports go down", rel, layer, dep, depLayer))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(violations)
+	for _, v := range slices.Compact(violations) {
 		t.Error(v)
 	}
 }

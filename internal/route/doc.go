@@ -14,11 +14,12 @@
 // [A-Za-z0-9._-], longer than 249) is a row error of kind invalid_topic, and
 // so is a template placeholder whose value is NULL or empty.
 //
-// Key: the aggregate_id bytes, exactly as stored (any bytes, including
-// utf8mb4). Value: the payload bytes exactly as stored; a NULL payload gives
-// a nil Value, which Kafka stores as a null value (a tombstone); an empty
+// Key: the aggregate_id bytes as the binlog package hands them over (what
+// SELECT prints: text in UTF-8, numbers as decimal text, binary strings as
+// their bytes). Value: the payload bytes likewise; a NULL payload gives a
+// nil Value, which Kafka stores as a null value (a tombstone); an empty
 // payload gives an empty, non-nil Value (only when ValidateJSON is off: ""
-// is not JSON).
+// is not JSON). ValidateJSON requires JSON in UTF-8 (RFC 8259).
 //
 // Headers, in this order:
 //
@@ -47,14 +48,19 @@
 //
 // A row that cannot become a record gives a *RowError naming the table, the
 // GTID and the event_id, with a Kind for metrics and a sentinel for
-// errors.Is. Rows are checked in this order and the first failure is
+// errors.Is; it names the flag that turns a check off (--require-uuid,
+// --validate-json) and shows values as a person reads them (UUID text for
+// 16 bytes that are not text, 0x hex for other bytes that are not text).
+// Rows are checked in this order and the first failure is
 // reported: event_id NULL or empty (null_event_id); event_id not a canonical
 // UUID when Config.RequireUUID (invalid_event_id); aggregate_id NULL or
 // empty (null_aggregate_id); event_type NULL or empty (null_event_type);
 // payload not valid JSON when Config.ValidateJSON (invalid_payload_json);
 // the topic (invalid_topic); the headers column not valid JSON or not an
 // object (invalid_headers). Record never panics on any row content, and the
-// same row always gives the same result.
+// same row always gives the same result. A record larger than the producer
+// may send is a row error too (record_too_large): the relay checks the size
+// and builds it with TooLarge.
 //
 // # Aliasing and cost
 //

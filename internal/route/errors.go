@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
 )
 
 // Kind classifies a row error. Its values are stable: they are used as a
@@ -20,6 +22,7 @@ const (
 	KindInvalidPayloadJSON Kind = "invalid_payload_json"
 	KindInvalidHeaders     Kind = "invalid_headers"
 	KindInvalidTopic       Kind = "invalid_topic"
+	KindRecordTooLarge     Kind = "record_too_large"
 )
 
 // Sentinel errors, one per Kind, so that errors.Is works on a *RowError.
@@ -31,15 +34,20 @@ var (
 	ErrNullEventType = errors.New("event_type is NULL or empty")
 	// ErrNullEventID: event_id is NULL or empty.
 	ErrNullEventID = errors.New("event_id is NULL or empty")
-	// ErrInvalidEventID: event_id is not a canonical UUID (Config.RequireUUID).
+	// ErrInvalidEventID: event_id is not a canonical UUID (Config.RequireUUID,
+	// --require-uuid).
 	ErrInvalidEventID = errors.New("event_id is not a UUID")
-	// ErrInvalidPayloadJSON: payload is not valid JSON (Config.ValidateJSON).
+	// ErrInvalidPayloadJSON: payload is not valid JSON or not UTF-8
+	// (Config.ValidateJSON, --validate-json).
 	ErrInvalidPayloadJSON = errors.New("payload is not valid JSON")
 	// ErrInvalidHeaders: the headers column is not a JSON object.
 	ErrInvalidHeaders = errors.New("headers column is not a JSON object")
 	// ErrInvalidTopic: the topic built from the template is not a legal
 	// Kafka topic name. ValidTopic's errors wrap it too.
 	ErrInvalidTopic = errors.New("invalid Kafka topic name")
+	// ErrRecordTooLarge: the record built from the row is larger than the
+	// producer may send (the relay checks its size: TooLarge).
+	ErrRecordTooLarge = errors.New("record too large")
 
 	// ErrInvalidTemplate: Config.TopicTemplate cannot be parsed. New returns
 	// it (wrapped); it is a configuration error, never a row error.
@@ -80,6 +88,15 @@ func (e *RowError) Error() string {
 // Unwrap returns Err.
 func (e *RowError) Unwrap() error { return e.Err }
 
+// TooLarge is the row error of a row whose record of size bytes is over
+// the limit the producer may send (--max-message-bytes); table is
+// "database.table".
+func TooLarge(table, gtid, eventID string, size, limit int) *RowError {
+	return &RowError{Table: table, GTID: gtid, EventID: eventID, Kind: KindRecordTooLarge,
+		Err: newProblem(KindRecordTooLarge, ErrRecordTooLarge, "record of "+strconv.Itoa(size)+" bytes exceeds --max-message-bytes "+
+			strconv.Itoa(limit)+"; raise --max-message-bytes and the brokers' message.max.bytes, or keep payloads smaller")}
+}
+
 // problem is the Err of a RowError: a precise message over a sentinel.
 type problem struct {
 	kind Kind
@@ -94,20 +111,11 @@ func newProblem(kind Kind, base error, msg string) *problem {
 	return &problem{kind: kind, base: base, msg: msg}
 }
 
-// maxShown bounds how much of a row value an error message repeats.
-const maxShown = 100
-
-// display renders a value for an error message: plain when it is short
-// printable ASCII without spaces (UUIDs, GTIDs), quoted and clipped otherwise.
-func display(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	if len(s) <= maxShown && plain(s) {
-		return s
-	}
-	return quote(s)
-}
+// display renders a value for an error message as a person reads it
+// (binlog.Readable): plain when short printable ASCII without spaces
+// (UUIDs, GTIDs), quoted and clipped text otherwise, UUID text for 16
+// bytes that are not text, 0x hex for other bytes that are not text.
+func display(s string) string { return binlog.Readable([]byte(s)) }
 
 // quote quotes s for an error message, clipping it to maxShown bytes.
 func quote(s string) string {
@@ -121,11 +129,5 @@ func quote(s string) string {
 	return strconv.Quote(s[:cut]) + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }
 
-func plain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] >= 0x7f || s[i] == '"' {
-			return false
-		}
-	}
-	return true
-}
+// maxShown bounds how much of a template or topic a message repeats.
+const maxShown = 100

@@ -46,12 +46,22 @@ func TestRowErrors(t *testing.T) {
 		{
 			name: "invalid event_id", kind: KindInvalidEventID,
 			row:  func(r *binlog.OutboxRow) { r.EventID = []byte("evt 1") },
-			want: `outbox row shop.outbox event_id="evt 1" gtid=0-1-42: event_id "evt 1" is not a UUID in canonical 36-character form (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx); write UUIDs or turn the UUID check off (RequireUUID)`,
+			want: `outbox row shop.outbox event_id="evt 1" gtid=0-1-42: event_id "evt 1" is not a UUID in canonical 36-character form (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx); write UUIDs, or run with --require-uuid=false`,
+		},
+		{
+			name: "binary event_id", kind: KindInvalidEventID,
+			row:  func(r *binlog.OutboxRow) { r.EventID = []byte{0xde, 0xad, 0xbe, 0xef, 0, 1} },
+			want: `outbox row shop.outbox event_id=0xdeadbeef0001 gtid=0-1-42: event_id 0xdeadbeef0001 is not a UUID in canonical 36-character form (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx); write UUIDs, or run with --require-uuid=false`,
+		},
+		{
+			name: "latin1 payload", kind: KindInvalidPayloadJSON,
+			row:  func(r *binlog.OutboxRow) { r.Payload = []byte("{\"n\":\"Caf\xe9\"}") },
+			want: "outbox row shop.outbox event_id=" + testEventID + " gtid=0-1-42: payload (12 bytes) is not valid JSON in UTF-8; write JSON or NULL, or run with --validate-json=false",
 		},
 		{
 			name: "invalid payload", kind: KindInvalidPayloadJSON,
 			row:  func(r *binlog.OutboxRow) { r.Payload = []byte(`{"a":`) },
-			want: "outbox row shop.outbox event_id=" + testEventID + " gtid=0-1-42: payload (5 bytes) is not valid JSON; write JSON or NULL, or turn payload JSON validation off (ValidateJSON)",
+			want: "outbox row shop.outbox event_id=" + testEventID + " gtid=0-1-42: payload (5 bytes) is not valid JSON in UTF-8; write JSON or NULL, or run with --validate-json=false",
 		},
 		{
 			name: "invalid headers", kind: KindInvalidHeaders,
@@ -124,4 +134,29 @@ func TestRowErrorDisplay(t *testing.T) {
 
 	e = &RowError{Table: "d.t", GTID: "u:1", EventID: "a\nb", Kind: KindInvalidEventID}
 	assert.Equal(t, `outbox row d.t event_id="a\nb" gtid=u:1: invalid_event_id`, e.Error())
+
+	// As a person reads them: 16 bytes that are not text as a UUID, other
+	// bytes that are not text as hex, text quoted.
+	for _, tt := range []struct{ in, want string }{
+		{"\x6c\xcd\x78\x0c\xba\xba\x10\x26\x95\x64\x5b\x8c\x65\x60\x24\xdb", "6ccd780c-baba-1026-9564-5b8c656024db"},
+		{"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01", "00000000-0000-0000-0000-000000000001"},
+		{"abcdefghijklmnop", "abcdefghijklmnop"},
+		{"Caf\xe9", "0x436166e9"},
+		{"é ü", `"é ü"`},
+		{strings.Repeat("\xff", 60), "0x" + strings.Repeat("ff", 50) + "…(60 bytes)"},
+	} {
+		e := &RowError{Table: "d.t", GTID: "u:1", EventID: tt.in, Kind: KindInvalidEventID}
+		assert.Equal(t, "outbox row d.t event_id="+tt.want+" gtid=u:1: invalid_event_id", e.Error(), "%q", tt.in)
+	}
+}
+
+func TestTooLarge(t *testing.T) {
+	err := TooLarge("shop.outbox", "0-1-42", "9b0c1b4e-7a35-4c89-9a0b-1c1d2e3f4a5b", 300170, 1<<20)
+	if !errors.Is(err, ErrRecordTooLarge) || err.Kind != KindRecordTooLarge {
+		t.Fatalf("TooLarge: kind %q, Is(ErrRecordTooLarge) %v", err.Kind, errors.Is(err, ErrRecordTooLarge))
+	}
+	want := "outbox row shop.outbox event_id=9b0c1b4e-7a35-4c89-9a0b-1c1d2e3f4a5b gtid=0-1-42: record of 300170 bytes exceeds --max-message-bytes 1048576; raise --max-message-bytes and the brokers' message.max.bytes, or keep payloads smaller"
+	if err.Error() != want {
+		t.Errorf("TooLarge:\n %s\nwant\n %s", err, want)
+	}
 }

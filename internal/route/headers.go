@@ -8,7 +8,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Header keys the router sets itself.
+// Header keys the router sets itself. The public inbox package repeats
+// the first three (inbox.HeaderID, ...): it cannot import this package,
+// and TestInboxHeaderNames keeps them equal.
 const (
 	HeaderID            = "id"
 	HeaderEventType     = "event_type"
@@ -16,6 +18,14 @@ const (
 	HeaderSchemaVersion = "schema_version"
 	HeaderTraceparent   = "traceparent"
 	HeaderBinlogGTID    = "binlog_gtid"
+)
+
+// Header keys of a dead-letter record besides HeaderID and
+// HeaderBinlogGTID.
+const (
+	HeaderSourceTable = "source_table" // "database.table" of the outbox row
+	HeaderErrorKind   = "error_kind"   // the RowError's Kind
+	HeaderError       = "error"        // the RowError's text
 )
 
 // appendObjectHeaders appends one header per member of the JSON object doc,

@@ -3,6 +3,7 @@ package route
 import (
 	"testing"
 
+	"github.com/binlog-router/binlog-router/inbox"
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -126,5 +127,19 @@ func TestInvalidHeaders(t *testing.T) {
 			_, err = r.Record(row, testTxn())
 			require.NoError(t, err)
 		})
+	}
+}
+
+// The public inbox package repeats the router's header names; they must
+// stay the same.
+func TestInboxHeaderNames(t *testing.T) {
+	for _, c := range []struct{ inbox, route string }{
+		{inbox.HeaderID, HeaderID},
+		{inbox.HeaderEventType, HeaderEventType},
+		{inbox.HeaderAggregateType, HeaderAggregateType},
+	} {
+		if c.inbox != c.route {
+			t.Errorf("inbox header %q, router header %q", c.inbox, c.route)
+		}
 	}
 }

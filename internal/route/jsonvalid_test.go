@@ -5,11 +5,13 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // jsonValidCases are inputs where a hand-written validator is likely to
-// differ from encoding/json.Valid. The expected answer is always json.Valid's;
-// want only documents it and catches a change in encoding/json.
+// differ from encoding/json.Valid. The expected answer is always
+// reference's (json.Valid and UTF-8); want only documents it and catches a
+// change in encoding/json.
 var jsonValidCases = []struct {
 	in   string
 	want bool
@@ -65,18 +67,25 @@ var jsonValidCases = []struct {
 	{`"\ud800"`, true}, {`"\udc00\ud800"`, true}, {`"\ud83d\ude00"`, true}, // surrogates are not paired up
 	{"\"\x00\"", false}, {"\"\x1f\"", false}, {"\"\t\"", false}, {"\"\n\"", false}, {"\"\r\"", false},
 	{"\"\x7f\"", true}, {"\" \"", true},
-	{"\"\xff\"", true},         // invalid UTF-8 inside a string is accepted
-	{"\"\xed\xa0\x80\"", true}, // so is an encoded surrogate
-	{"\"\xc0\x80\"", true},     // and an overlong encoding
-	{"\"\xe2\x82\"", true},     // and a truncated sequence
+	{"\"\xff\"", false},             // invalid UTF-8 inside a string is rejected (RFC 8259)
+	{"\"\xed\xa0\x80\"", false},     // so is an encoded surrogate
+	{"\"\xc0\x80\"", false},         // and an overlong encoding
+	{"\"\xe2\x82\"", false},         // and a truncated sequence
+	{"\"Caf\xe9\"", false},          // and latin1 text
+	{"\"\xf4\x90\x80\x80\"", false}, // and a code point above U+10FFFF
 	{"\"é ü 注文 🦄\"", true},
-	{"\xff", false}, {"[\xff]", false}, // but not outside a string
-	{"{\"\xff\":1}", true},                    // keys are strings too
+	{"\"\xf4\x8f\xbf\xbf\"", true},                          // U+10FFFF
+	{"\"1234567é\"", true}, {"\"12345678é1234567ü\"", true}, // around the 8-byte boundaries
+	{"\"1234567\xe9\"", false}, {"\"123456\xc3\"", false},
+	{"\xff", false}, {"[\xff]", false}, // nor outside a string
+	{"{\"\xff\":1}", false}, // keys are strings too
+	{"{\"é\":\"ü\"}", true},
 	{`"12345678\"90abcdef"`, true},            // specials at and around the 8-byte boundaries
 	{`"1234567"`, true}, {`"12345678"`, true}, // (the fast path reads eight bytes at a time)
 	{`"1234567\`, false}, {`"12345678`, false},
 	{"\"1234567\x1f12345678\"", false}, {"\"123456789012345\x00\"", false},
-	{"\"\x20\x21\x23\x5b\x5d\x7e\x80\xa0\xdf\xe0\"", true},
+	{"\"\x20\x21\x23\x5b\x5d\x7e\xc2\x80\xc2\xa0\xdf\xbf\xe0\xa0\x80\"", true},
+	{"\"\x20\x21\x23\x5b\x5d\x7e\x80\xa0\xdf\xe0\"", false},
 
 	// Objects.
 	{`{"a":1}`, true}, {`{"a":1,"b":2}`, true}, {`{"":null}`, true}, {`{"a":{"b":{}}}`, true},
@@ -93,14 +102,19 @@ var jsonValidCases = []struct {
 	{`/**/1`, false}, {`1//`, false}, {`'a'`, false}, {`<`, false}, {`:`, false}, {`,`, false},
 }
 
+// reference is what validJSON must return: encoding/json's answer for
+// syntax, and RFC 8259's UTF-8 requirement, which json.Valid does not
+// check inside strings.
+func reference(b []byte) bool { return json.Valid(b) && utf8.Valid(b) }
+
 func TestValidJSONTable(t *testing.T) {
 	for _, tt := range jsonValidCases {
-		std := json.Valid([]byte(tt.in))
+		std := reference([]byte(tt.in))
 		if std != tt.want {
-			t.Errorf("json.Valid(%q) = %v; the table says %v (did encoding/json change?)", tt.in, std, tt.want)
+			t.Errorf("reference(%q) = %v; the table says %v (did encoding/json change?)", tt.in, std, tt.want)
 		}
 		if got := validJSON([]byte(tt.in)); got != std {
-			t.Errorf("validJSON(%q) = %v, json.Valid = %v", tt.in, got, std)
+			t.Errorf("validJSON(%q) = %v, reference = %v", tt.in, got, std)
 		}
 	}
 }
@@ -111,8 +125,8 @@ func TestValidJSONPrefixes(t *testing.T) {
 	for _, doc := range []string{realisticPayload(), `{"a":[1,-2.5e+3,true,false,null,"\u00e9\n"],"b":{}}`} {
 		for i := range len(doc) + 1 {
 			in := []byte(doc[:i])
-			if got, want := validJSON(in), json.Valid(in); got != want {
-				t.Errorf("validJSON(%q) = %v, json.Valid = %v", in, got, want)
+			if got, want := validJSON(in), reference(in); got != want {
+				t.Errorf("validJSON(%q) = %v, reference = %v", in, got, want)
 			}
 		}
 	}
@@ -141,8 +155,8 @@ func TestValidJSONDepth(t *testing.T) {
 			close.Write(closers)
 			check := func(doc string) {
 				t.Helper()
-				if got, want := validJSON([]byte(doc)), json.Valid([]byte(doc)); got != want {
-					t.Errorf("depth %d (%s), %d bytes: validJSON = %v, json.Valid = %v", depth, mix, len(doc), got, want)
+				if got, want := validJSON([]byte(doc)), reference([]byte(doc)); got != want {
+					t.Errorf("depth %d (%s), %d bytes: validJSON = %v, reference = %v", depth, mix, len(doc), got, want)
 				}
 			}
 			check(open.String() + "1" + close.String())
@@ -173,8 +187,9 @@ func TestValidJSONDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// FuzzValidJSON holds validJSON to json.Valid on arbitrary bytes, as they
-// are and nested 70 deep, past the levels that fit in a word.
+// FuzzValidJSON holds validJSON to reference (json.Valid and UTF-8) on
+// arbitrary bytes, as they are and nested 70 deep, past the levels that
+// fit in a word.
 func FuzzValidJSON(f *testing.F) {
 	for _, tt := range jsonValidCases {
 		f.Add([]byte(tt.in))
@@ -188,12 +203,12 @@ func FuzzValidJSON(f *testing.F) {
 	outer := strings.Repeat("[", 70-len(wrapClose))
 	outerClose := strings.Repeat("]", 70-len(wrapClose))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, json.Valid = %v", b, got, want)
+		if got, want := validJSON(b), reference(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, reference = %v", b, got, want)
 		}
 		w := []byte(outer + wrapOpen + string(b) + wrapClose + outerClose)
-		if got, want := validJSON(w), json.Valid(w); got != want {
-			t.Fatalf("nested 70 deep: validJSON(%q) = %v, json.Valid = %v", w, got, want)
+		if got, want := validJSON(w), reference(w); got != want {
+			t.Fatalf("nested 70 deep: validJSON(%q) = %v, reference = %v", w, got, want)
 		}
 	})
 }

@@ -14,12 +14,15 @@ type Config struct {
 	// be legal in a topic name. Default DefaultTopicTemplate; empty means
 	// the default.
 	TopicTemplate string
-	// ValidateJSON makes a non-NULL payload that is not valid JSON a row
-	// error (KindInvalidPayloadJSON). Default true. It costs a scan of the
+	// ValidateJSON (--validate-json) makes a non-NULL payload that is not
+	// valid JSON, or not UTF-8 (RFC 8259), a row error
+	// (KindInvalidPayloadJSON). Default true. It costs a scan of the
 	// payload; see BenchmarkRecord.
 	ValidateJSON bool
-	// RequireUUID makes an event_id that is not a canonical 36-character
-	// UUID a row error (KindInvalidEventID). Default true.
+	// RequireUUID (--require-uuid) makes an event_id that is not a
+	// canonical 36-character UUID a row error (KindInvalidEventID).
+	// Default true. The binlog package turns 16-byte binary ids into UUID
+	// text before.
 	RequireUUID bool
 }
 
@@ -156,8 +159,8 @@ func (r *Router) check(row *binlog.OutboxRow) *problem {
 		return newProblem(KindNullEventID, ErrNullEventID,
 			"event_id is "+nullOrEmpty(row.EventID)+"; every outbox row needs a unique event_id (a UUID)")
 	case r.cfg.RequireUUID && !isUUID(row.EventID):
-		return newProblem(KindInvalidEventID, ErrInvalidEventID, "event_id "+quote(string(row.EventID))+
-			" is not a UUID in canonical 36-character form (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx); write UUIDs or turn the UUID check off (RequireUUID)")
+		return newProblem(KindInvalidEventID, ErrInvalidEventID, "event_id "+display(string(row.EventID))+
+			" is not a UUID in canonical 36-character form (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx); write UUIDs, or run with --require-uuid=false")
 	case len(row.AggregateID) == 0:
 		return newProblem(KindNullAggregateID, ErrNullAggregateID, "aggregate_id is "+nullOrEmpty(row.AggregateID)+
 			"; every outbox row needs an aggregate_id (it is the Kafka key)")
@@ -166,7 +169,7 @@ func (r *Router) check(row *binlog.OutboxRow) *problem {
 			"; every outbox row needs an event_type")
 	case r.cfg.ValidateJSON && row.Payload != nil && !validJSON(row.Payload):
 		return newProblem(KindInvalidPayloadJSON, ErrInvalidPayloadJSON, fmt.Sprintf(
-			"payload (%d bytes) is not valid JSON; write JSON or NULL, or turn payload JSON validation off (ValidateJSON)", len(row.Payload)))
+			"payload (%d bytes) is not valid JSON in UTF-8; write JSON or NULL, or run with --validate-json=false", len(row.Payload)))
 	}
 	return nil
 }

@@ -44,9 +44,12 @@
 // Row events carry values by ordinal, not by name. [Columns.Resolve] turns
 // the table's column names, in ordinal order, into a [Layout] of ordinals.
 // The names come from the binlog's TABLE_MAP metadata when the server logs
-// it (binlog_row_metadata=FULL) and otherwise from the column definitions
-// ([ColumnDef]) the reader tracks, first read with [TableDefinition]; after
-// any DDL touching an outbox table the layout must be resolved again.
+// it (binlog_row_metadata=FULL) and otherwise from the table definitions
+// ([TableDef] of [ColumnDef]: names, data types, character sets, signs,
+// the table's default character set) the reader tracks, first read with
+// [TableDefinition]; after any DDL touching an outbox table the layout
+// must be resolved again. A definition stored by an earlier version
+// (names and types only) reads with character sets and signs not known.
 //
 // This package does not import go-mysql: it works on plain names and ordinals.
 package schema

@@ -5,8 +5,11 @@
 // TLS and SASL), reads settings, grants, outbox table definitions, topic
 // configs and the stored checkpoint, and returns one Check per requirement:
 //
-//   - Fail: the router cannot start, or would lose or mis-map events. Every
-//     Fail carries a Fix.
+//   - Fail: the router cannot start, or would lose or mis-map events, or
+//     would stop at or refuse every row of an outbox table (a mapped column
+//     of a type it does not publish, a character set it does not convert, a
+//     DATETIME without a time zone, an event id column --require-uuid
+//     refuses). Every Fail carries a Fix.
 //   - Warn: the router works, but a recommendation is not followed (for
 //     example binlog_row_metadata is not FULL, or the cluster has fewer than
 //     three brokers for exactly-once delivery). Every Warn carries a Fix.

@@ -106,7 +106,7 @@ func (v *validator) mysql() *mysqlFacts {
 			v.add(v.missingCheck(db, info, s.Flavor, user))
 			continue
 		}
-		v.add(checkTable(info, cfg.Columns, s.Flavor, user)...)
+		v.add(checkTable(info, cfg.Columns, s.Flavor, user, v.valueRules(s))...)
 	}
 
 	if s.Flavor == gtid.MariaDB && s.LogBin {
@@ -116,6 +116,21 @@ func (v *validator) mysql() *mysqlFacts {
 		})
 	}
 	return f
+}
+
+// valueRules are the flags and server facts the column types are judged
+// with.
+func (v *validator) valueRules(s *binlog.Server) valueRules {
+	r := valueRules{requireUUID: v.cfg.RequireUUID, validateJSON: v.cfg.ValidateJSON, uuid: v.cfg.MySQL.UUIDBinary,
+		zone: v.cfg.MySQL.DatetimeZone, fullMetadata: s.FullMetadata()}
+	if r.zone == nil {
+		zone, err := s.DatetimeZone()
+		if err != nil {
+			r.noZone = err.Error()
+		}
+		r.zone = zone
+	}
+	return r
 }
 
 // do runs one network step under the step timeout.

@@ -27,6 +27,7 @@ type column struct {
 	name     string
 	dataType string // DATA_TYPE, lower case: varchar, longtext, json, ...
 	fullType string // COLUMN_TYPE: varchar(255), timestamp(6), ...
+	charset  string // CHARACTER_SET_NAME of a string column; "" for others
 }
 
 // tableInfo is what the server says about one outbox table.
@@ -53,7 +54,7 @@ func readTable(ctx context.Context, db *sql.DB, t schema.TableName) (tableInfo, 
 	default:
 		info.visible, info.engine = true, engine.String
 	}
-	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE FROM information_schema.COLUMNS
+	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_SET_NAME FROM information_schema.COLUMNS
 WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, t.Database, t.Table)
 	if err != nil {
 		return info, fmt.Errorf("reading information_schema.COLUMNS: %w", err)
@@ -61,10 +62,12 @@ WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, t.Database
 	defer rows.Close()
 	for rows.Next() {
 		var c column
-		if err := rows.Scan(&c.name, &c.dataType, &c.fullType); err != nil {
+		var charset sql.NullString
+		if err := rows.Scan(&c.name, &c.dataType, &c.fullType, &charset); err != nil {
 			return info, fmt.Errorf("reading information_schema.COLUMNS: %w", err)
 		}
 		c.dataType = strings.ToLower(c.dataType)
+		c.charset = schema.ColumnCharset(c.dataType, charset.String, "")
 		info.columns = append(info.columns, c)
 	}
 	if err := rows.Err(); err != nil {
@@ -87,8 +90,9 @@ WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, t.Database
 }
 
 // checkTable judges one visible outbox table: that it is a base table whose
-// columns resolve, then (in a second check) that their types fit.
-func checkTable(info tableInfo, cols schema.Columns, flavor gtid.Flavor, user string) []Check {
+// columns resolve, then (in a second check) that their types are ones the
+// router publishes with the flags given (rules).
+func checkTable(info tableInfo, cols schema.Columns, flavor gtid.Flavor, user string, rules valueRules) []Check {
 	name := "outbox table " + info.name.String()
 	ddl := fmt.Sprintf("`binlog-router schema --flavor %s --table %s` prints the CREATE TABLE", flavor, info.name)
 	// A table the server does not show is judged by missingCheck.
@@ -133,7 +137,7 @@ func checkTable(info tableInfo, cols schema.Columns, flavor gtid.Flavor, user st
 		table = warn(name, fmt.Sprintf("ALTER TABLE %s ENGINE=InnoDB;", info.name.QuotedString()),
 			"%s; but ENGINE=%s is not transactional: an outbox row survives even when the transaction that wrote it fails", found, orUnknown(info.engine))
 	}
-	return []Check{table, checkTypes(info, cols, layout)}
+	return []Check{table, checkTypes(info, layout, rules)}
 }
 
 // resolveAll resolves names like schema.Columns.Resolve, but collects
@@ -152,80 +156,6 @@ func resolveAll(cols schema.Columns, table string, names []string) (schema.Layou
 		missing = append(missing, me)
 		names = append(names, me.Column)
 	}
-}
-
-// Column types by DATA_TYPE.
-var (
-	textTypes   = []string{"char", "varchar", "tinytext", "text", "mediumtext", "longtext"}
-	binaryTypes = []string{"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"}
-	intTypes    = []string{"tinyint", "smallint", "mediumint", "int", "bigint"}
-)
-
-// typeRule says which column types suit one outbox field.
-type typeRule struct {
-	field   string // as in messages
-	ordinal func(schema.Layout) int
-	accept  [][]string
-	also    []string
-	want    string // the recommended type, for the fix
-}
-
-var typeRules = []typeRule{
-	{field: "event id", ordinal: func(l schema.Layout) int { return l.EventID },
-		accept: [][]string{textTypes, binaryTypes}, also: []string{"uuid"}, want: "CHAR(36)"},
-	{field: "aggregate type", ordinal: func(l schema.Layout) int { return l.AggregateType },
-		accept: [][]string{textTypes}, want: "VARCHAR(255)"},
-	{field: "aggregate id", ordinal: func(l schema.Layout) int { return l.AggregateID },
-		accept: [][]string{textTypes, binaryTypes, intTypes}, want: "VARCHAR(255)"},
-	{field: "event type", ordinal: func(l schema.Layout) int { return l.EventType },
-		accept: [][]string{textTypes}, want: "VARCHAR(255)"},
-	{field: "payload", ordinal: func(l schema.Layout) int { return l.Payload },
-		accept: [][]string{textTypes, binaryTypes}, also: []string{"json"}, want: "JSON (MariaDB: LONGTEXT)"},
-	// A TIMESTAMP is UTC in the binlog; a DATETIME is read as UTC; a
-	// BIGINT as epoch milliseconds.
-	{field: "creation time", ordinal: func(l schema.Layout) int { return l.CreatedAt },
-		also: []string{"timestamp", "datetime", "bigint"}, want: "TIMESTAMP(6)"},
-	{field: "schema version", ordinal: func(l schema.Layout) int { return l.SchemaVersion },
-		accept: [][]string{intTypes, textTypes}, want: "INT"},
-	{field: "traceparent", ordinal: func(l schema.Layout) int { return l.Traceparent },
-		accept: [][]string{textTypes}, want: "VARCHAR(55)"},
-	{field: "headers", ordinal: func(l schema.Layout) int { return l.Headers },
-		accept: [][]string{textTypes, binaryTypes}, also: []string{"json"}, want: "JSON (MariaDB: LONGTEXT)"},
-}
-
-func (r typeRule) fits(dataType string) bool {
-	for _, set := range r.accept {
-		if slices.Contains(set, dataType) {
-			return true
-		}
-	}
-	return slices.Contains(r.also, dataType)
-}
-
-// checkTypes warns about outbox columns of a type the router does not
-// expect. The router still reads them: it turns any value into text, and
-// takes the commit time for a creation time it cannot read.
-func checkTypes(info tableInfo, cols schema.Columns, layout schema.Layout) Check {
-	name := "outbox column types " + info.name.String()
-	var seen, odd, fixes []string
-	for _, r := range typeRules {
-		ord := r.ordinal(layout)
-		if ord < 0 || ord >= len(info.columns) {
-			continue
-		}
-		c := info.columns[ord]
-		seen = append(seen, c.name+" "+c.fullType)
-		if !r.fits(c.dataType) {
-			odd = append(odd, fmt.Sprintf("%s (the %s) is %s", c.name, r.field, c.fullType))
-			fixes = append(fixes, fmt.Sprintf("%s %s", quoteIdent(c.name), r.want))
-		}
-	}
-	if len(odd) == 0 {
-		return ok(name, "%s", strings.Join(seen, ", "))
-	}
-	return warn(name, fmt.Sprintf("ALTER TABLE %s MODIFY %s (keeping NULL/NOT NULL), or check that the values convert as intended",
-		info.name.QuotedString(), strings.Join(fixes, ", MODIFY ")),
-		"%s: unusual type(s); the router turns such values into text, and uses the commit time for a creation time it cannot read", strings.Join(odd, "; "))
 }
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }

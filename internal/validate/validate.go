@@ -8,6 +8,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
 // DefaultTimeout bounds each network step when Config.Timeout is zero.
@@ -18,8 +19,9 @@ type Config struct {
 	// MySQL is the reader's configuration. Used: Addr, User, Password, TLS,
 	// ServerID, Tables and Columns.
 	MySQL binlog.Config
-	// Kafka are the connection options of every Kafka client (seed
-	// brokers, TLS, SASL), as for the relay.
+	// Kafka are the options of every Kafka client (config's KafkaOpts:
+	// seed brokers, client id, record compression, TLS, SASL), as for the
+	// relay.
 	Kafka []kgo.Opt
 	// Brokers are the seed brokers, for messages only.
 	Brokers []string
@@ -28,14 +30,21 @@ type Config struct {
 	// the kafka check.
 	KafkaAuth func(context.Context) error
 
-	Name            string // router name: the checkpoint key; default "binlog-router"
+	Name            string // router name: the checkpoint key; default relay.DefaultName
 	CheckpointTopic string // default checkpoint.DefaultTopic
-	Start           string // --start, used when no checkpoint is stored; default "earliest"
+	Start           string // --start, used when no checkpoint is stored; default relay.DefaultStart
 	ExactlyOnce     bool   // --delivery exactly-once: Kafka transactions are needed
 
 	// AllowMissingTable is --allow-missing-table: a missing outbox table
 	// warns instead of failing, unless a table of a close name exists.
 	AllowMissingTable bool
+
+	// RequireUUID and ValidateJSON are --require-uuid and --validate-json:
+	// an event id column that cannot hold a UUID, or a payload column of
+	// bytes, is judged with them. (MySQL.UUIDBinary and
+	// MySQL.DatetimeZone are the other flags the column types are
+	// judged with.)
+	RequireUUID, ValidateJSON bool
 
 	// Timeout bounds each network step. Default DefaultTimeout.
 	Timeout time.Duration
@@ -45,13 +54,13 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	if c.Name == "" {
-		c.Name = "binlog-router"
+		c.Name = relay.DefaultName
 	}
 	if c.CheckpointTopic == "" {
 		c.CheckpointTopic = checkpoint.DefaultTopic
 	}
 	if c.Start == "" {
-		c.Start = "earliest"
+		c.Start = relay.DefaultStart
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout

@@ -16,7 +16,8 @@ const inboxTimeout = 30 * time.Second
 
 // demoInbox runs an inbox consumer over the demo's topics: it applies each
 // committed event to the order_history table once, then a second pass from
-// offset zero (a forced redelivery) skips every event as a duplicate.
+// offset zero (a forced redelivery) skips every event as a duplicate, and
+// the inbox rows are pruned.
 func demoInbox(ctx context.Context, brokers []string, db *sql.DB, w written) error {
 	if err := inbox.CreateTable(ctx, db, inbox.MySQL, ""); err != nil {
 		return err
@@ -74,5 +75,12 @@ func demoInbox(ctx context.Context, brokers []string, db *sql.DB, w written) err
 		return fmt.Errorf("order_history has %d rows (%d distinct) after the redelivery, want %d", rows, distinct, want)
 	}
 	out.ok("order_history: %d rows, one per event", rows)
+	// Pruning needs only the database; in production keep rows longer than
+	// any redelivery or replay reaches back (days, not seconds).
+	pruned, err := inbox.Pruner{DB: db, Dialect: inbox.MySQL, ConsumerName: "order-history"}.Prune(ctx, 0, 100)
+	if err != nil {
+		return err
+	}
+	out.ok("inbox.Pruner deleted the consumer's %d inbox rows in batches of 100", pruned)
 	return nil
 }

@@ -32,11 +32,12 @@ func main() {
 	dsn := flag.String("dsn", "", "database DSN")
 	brokers := flag.String("brokers", "", "comma separated brokers")
 	topic := flag.String("topic", "", "topic")
+	name := flag.String("name", "effects", "consumer name and group")
 	kill := flag.String("kill", "", "handler, commit or revoke")
 	killAt := flag.Int("kill-at", 1, "kill at the Nth event of this process (handler, commit)")
 	delay := flag.Duration("delay", 0, "handler delay per event")
 	flag.Parse()
-	if err := run(*dialect, *dsn, *brokers, *topic, *kill, *killAt, *delay); err != nil {
+	if err := run(*dialect, *dsn, *brokers, *topic, *name, *kill, *killAt, *delay); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -44,7 +45,7 @@ func main() {
 
 func die() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL) }
 
-func run(dialect, dsn, brokers, topic, kill string, killAt int, delay time.Duration) error {
+func run(dialect, dsn, brokers, topic, name, kill string, killAt int, delay time.Duration) error {
 	d, driver, ph := inbox.MySQL, "mysql", "?"
 	if dialect == "postgresql" {
 		d, driver, ph = inbox.PostgreSQL, "pgx", "$1"
@@ -58,7 +59,7 @@ func run(dialect, dsn, brokers, topic, kill string, killAt int, delay time.Durat
 	defer stop()
 	var n atomic.Int64
 	c, err := inbox.New(inbox.Config{
-		Brokers: strings.Split(brokers, ","), Topics: []string{topic}, ConsumerName: "effects",
+		Brokers: strings.Split(brokers, ","), Topics: []string{topic}, ConsumerName: name,
 		DB: db, Dialect: d,
 		Handler: func(ctx context.Context, tx *sql.Tx, ev inbox.Event) error {
 			if _, err := tx.ExecContext(ctx, "INSERT INTO effects (event_id) VALUES ("+ph+")", ev.ID); err != nil {
@@ -73,7 +74,8 @@ func run(dialect, dsn, brokers, topic, kill string, killAt int, delay time.Durat
 		InitialBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
 		CommitInterval: 100 * time.Millisecond,
 		// Short sessions so that a killed member's partitions move on soon
-		// (the test broker allows them).
+		// (the test brokers allow them: kfake.GroupMinSessionTimeout,
+		// group.min.session.timeout.ms on Apache Kafka).
 		KafkaOptions: []kgo.Opt{kgo.SessionTimeout(time.Second), kgo.HeartbeatInterval(200 * time.Millisecond)},
 		Hooks: inbox.Hooks{
 			AfterCommit: func(inbox.Event) {

@@ -16,6 +16,7 @@ import (
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
@@ -210,7 +211,7 @@ func TestRowCodecTruncated(t *testing.T) {
 		ColumnMeta: []uint16{400, 4, 0}}
 	l := schema.Layout{EventID: 0, AggregateType: -1, AggregateID: 2, EventType: -1, Payload: 1,
 		CreatedAt: -1, SchemaVersion: -1, Traceparent: -1, Headers: -1, NumColumns: 3}
-	c := newRowCodec(tm, l)
+	c := newRowCodec(tm, l, nil)
 	require.True(t, c.usable)
 	good := []byte{0, 2, 0, 'i', 'd', 3, 0, 0, 0, 'p', 'a', 'y', 7, 0, 0, 0, 0, 0, 0, 0}
 	var r OutboxRow
@@ -246,7 +247,7 @@ func FuzzRowCodec(f *testing.F) {
 		}
 		l := schema.Layout{EventID: 0, AggregateType: -1, AggregateID: len(types) - 1, EventType: -1, Payload: len(types) / 2,
 			CreatedAt: (len(types) + 1) / 3, SchemaVersion: -1, Traceparent: -1, Headers: -1, NumColumns: len(types)}
-		c := newRowCodec(tm, l)
+		c := newRowCodec(tm, l, nil)
 		if !c.usable {
 			return
 		}
@@ -275,18 +276,17 @@ func splitAddr(t *testing.T, addr string) (string, uint16) {
 	return host, p
 }
 
-// BenchmarkRowCodec decodes one outbox row of the benchmark's shape: a
-// CHAR(36) id, three VARCHARs, a 500-byte LONGTEXT payload and a
-// TIMESTAMP(6).
-func BenchmarkRowCodec(b *testing.B) {
+// benchRow is one outbox row of the benchmark's shape: a CHAR(36) id,
+// three VARCHARs, a 500-byte LONGTEXT payload and a TIMESTAMP(6), all
+// utf8mb4 (MariaDB's FULL metadata), with its TABLE_MAP and layout.
+func benchRow(tb testing.TB) (*replication.TableMapEvent, schema.Layout, []byte) {
 	tm := &replication.TableMapEvent{ColumnCount: 6,
 		ColumnType: []byte{gomysql.MYSQL_TYPE_STRING, gomysql.MYSQL_TYPE_VARCHAR, gomysql.MYSQL_TYPE_VARCHAR,
 			gomysql.MYSQL_TYPE_VARCHAR, gomysql.MYSQL_TYPE_BLOB, gomysql.MYSQL_TYPE_TIMESTAMP2},
-		ColumnMeta: []uint16{0xfe00 | 144, 1020, 1020, 1020, 4, 6}}
+		ColumnMeta:     []uint16{0xfe00 | 144, 1020, 1020, 1020, 4, 6},
+		DefaultCharset: []uint64{224}}
 	l := schema.Layout{EventID: 0, AggregateType: 1, AggregateID: 2, EventType: 3, Payload: 4,
 		CreatedAt: 5, SchemaVersion: -1, Traceparent: -1, Headers: -1, NumColumns: 6}
-	c := newRowCodec(tm, l)
-	require.True(b, c.usable)
 	row := []byte{0}
 	row = append(append(row, 36), "0b7e8a52-2a5b-4c2e-9d55-7f6c1f1e0a01"...)
 	for _, s := range []string{"order", "order-1234", "OrderCreated"} {
@@ -296,6 +296,14 @@ func BenchmarkRowCodec(b *testing.B) {
 	row = append(row, byte(len(payload)), byte(len(payload)>>8), 0, 0)
 	row = append(row, payload...)
 	row = append(row, 0x67, 0x4d, 0x9a, 0x00, 0x01, 0xe2, 0x40)
+	return tm, l, row
+}
+
+// BenchmarkRowCodec decodes one outbox row of benchRow's shape.
+func BenchmarkRowCodec(b *testing.B) {
+	tm, l, row := benchRow(b)
+	c := newRowCodec(tm, l, nil)
+	require.True(b, c.usable)
 	present := []byte{0x3f}
 	b.ReportAllocs()
 	b.SetBytes(int64(len(row)))
@@ -305,4 +313,55 @@ func BenchmarkRowCodec(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkRowDecode is a row's whole way from the row image to the
+// OutboxRow handed over: the codec, then the conversions (here the UTF-8
+// checks of the five utf8mb4 columns).
+func BenchmarkRowDecode(b *testing.B) {
+	tm, l, row := benchRow(b)
+	tbl := decodeTable(b, tm, l)
+	present := []byte{0x3f}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(row)))
+	for b.Loop() {
+		var r OutboxRow
+		if _, err := tbl.codec.row(row, present, &r); err != nil {
+			b.Fatal(err)
+		}
+		if err := tbl.convert(&r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// decodeTable is the table a reader resolves for tm: its conversions and
+// codec.
+func decodeTable(tb testing.TB, tm *replication.TableMapEvent, l schema.Layout) *table {
+	convs, zone, err := valueConvs(tm, l, []string{"event_id", "aggregate_type", "aggregate_id", "event_type", "payload", "created_at"},
+		nil, valueOptions{flavor: gtid.MariaDB, uuid: UUIDStandard})
+	require.NoError(tb, err)
+	tbl := &table{layout: l, convs: convs, zone: zone}
+	require.True(tb, tbl.codecFor(tm).usable)
+	return tbl
+}
+
+// A utf8mb4 row costs no allocation from row image to OutboxRow.
+func TestRowDecodeDoesNotAllocate(t *testing.T) {
+	tm, l, row := benchRow(t)
+	tbl := decodeTable(t, tm, l)
+	present := []byte{0x3f}
+	var r OutboxRow
+	allocs := testing.AllocsPerRun(1000, func() {
+		r = OutboxRow{}
+		if _, err := tbl.codec.row(row, present, &r); err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.convert(&r); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Zero(t, allocs)
+	assert.Equal(t, "0b7e8a52-2a5b-4c2e-9d55-7f6c1f1e0a01", string(r.EventID))
+	assert.Len(t, tbl.convs, 5, "a UTF-8 check for each of the five text columns")
 }

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/binlog-router/binlog-router/internal/schema"
@@ -18,7 +18,7 @@ import (
 // the others are only sized. It costs no allocation per row, where
 // go-mysql's decoder builds a []any, a map of signedness and boxed values
 // for every row. It gives the same OutboxRow as rowFromValues applied to
-// go-mysql's values (fastrows_test.go checks this on real binlogs); a
+// go-mysql's values (rowcodec_test.go checks this on real binlogs); a
 // table with a column type it does not know, or a mapped column of a type
 // it does not convert, is left to go-mysql (usable is false).
 type rowCodec struct {
@@ -30,6 +30,7 @@ type rowCodec struct {
 	types, signedness []byte
 	metas             []uint16
 	layout            schema.Layout
+	zone              *time.Location
 }
 
 type colCodec struct {
@@ -37,6 +38,7 @@ type colCodec struct {
 	meta     uint16 // type metadata; for STRING its declared length
 	field    rowField
 	unsigned bool
+	zone     *time.Location // a DATETIME created_at's time zone; nil is UTC
 }
 
 type rowField uint8
@@ -69,8 +71,8 @@ var errRowTruncated = errors.New("row image is shorter than its columns")
 func (t *table) codecFor(tm *replication.TableMapEvent) *rowCodec {
 	c := t.codec
 	if c == nil || !bytes.Equal(c.types, tm.ColumnType) || !bytes.Equal(c.signedness, tm.SignednessBitmap) ||
-		!equalMetas(c.metas, tm.ColumnMeta) || c.layout != t.layout {
-		c = newRowCodec(tm, t.layout)
+		!equalMetas(c.metas, tm.ColumnMeta) || c.layout != t.layout || c.zone != t.zone {
+		c = newRowCodec(tm, t.layout, t.zone)
 		t.codec = c
 	}
 	return c
@@ -88,7 +90,9 @@ func equalMetas(a, b []uint16) bool {
 	return true
 }
 
-func newRowCodec(tm *replication.TableMapEvent, l schema.Layout) *rowCodec {
+// newRowCodec builds the codec of TABLE_MAP tm for layout l; zone is the
+// time zone of a DATETIME created_at (nil: UTC).
+func newRowCodec(tm *replication.TableMapEvent, l schema.Layout, zone *time.Location) *rowCodec {
 	c := &rowCodec{
 		usable:     len(tm.ColumnMeta) == len(tm.ColumnType) && len(tm.ColumnType) == l.NumColumns,
 		cols:       make([]colCodec, len(tm.ColumnType)),
@@ -96,6 +100,7 @@ func newRowCodec(tm *replication.TableMapEvent, l schema.Layout) *rowCodec {
 		signedness: bytes.Clone(tm.SignednessBitmap),
 		metas:      append([]uint16(nil), tm.ColumnMeta...),
 		layout:     l,
+		zone:       zone,
 	}
 	if !c.usable {
 		return c
@@ -104,6 +109,9 @@ func newRowCodec(tm *replication.TableMapEvent, l schema.Layout) *rowCodec {
 		if *i >= 0 && *i < len(c.cols) {
 			c.cols[*i].field = f
 		}
+	}
+	if l.CreatedAt >= 0 && l.CreatedAt < len(c.cols) {
+		c.cols[l.CreatedAt].zone = zone
 	}
 	numeric := 0 // go-mysql's UnsignedMap: the n-th numeric column has the n-th bit
 	for i := range c.cols {
@@ -126,14 +134,14 @@ func newRowCodec(tm *replication.TableMapEvent, l schema.Layout) *rowCodec {
 // go-mysql's decodeValue does; meta becomes the declared length of a
 // STRING and stays as it is for ENUM and SET.
 func realType(tp byte, meta uint16) (byte, uint16) {
-	if tp != mysql.MYSQL_TYPE_STRING || meta < 256 {
+	if tp != gomysql.MYSQL_TYPE_STRING || meta < 256 {
 		return tp, meta
 	}
 	b0, b1 := uint8(meta>>8), uint8(meta&0xFF)
 	if b0&0x30 != 0x30 {
 		return b0 | 0x30, uint16(b1) | uint16((b0&0x30)^0x30)<<4
 	}
-	if b0 == mysql.MYSQL_TYPE_STRING {
+	if b0 == gomysql.MYSQL_TYPE_STRING {
 		return b0, uint16(b1)
 	}
 	return b0, meta
@@ -141,9 +149,9 @@ func realType(tp byte, meta uint16) (byte, uint16) {
 
 func isNumeric(tp byte) bool {
 	switch tp {
-	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG,
-		mysql.MYSQL_TYPE_LONGLONG, mysql.MYSQL_TYPE_DECIMAL, mysql.MYSQL_TYPE_NEWDECIMAL,
-		mysql.MYSQL_TYPE_FLOAT, mysql.MYSQL_TYPE_DOUBLE, mysql.MYSQL_TYPE_YEAR:
+	case gomysql.MYSQL_TYPE_TINY, gomysql.MYSQL_TYPE_SHORT, gomysql.MYSQL_TYPE_INT24, gomysql.MYSQL_TYPE_LONG,
+		gomysql.MYSQL_TYPE_LONGLONG, gomysql.MYSQL_TYPE_DECIMAL, gomysql.MYSQL_TYPE_NEWDECIMAL,
+		gomysql.MYSQL_TYPE_FLOAT, gomysql.MYSQL_TYPE_DOUBLE, gomysql.MYSQL_TYPE_YEAR:
 		return true
 	}
 	return false
@@ -151,8 +159,8 @@ func isNumeric(tp byte) bool {
 
 func isInteger(tp byte) bool {
 	switch tp {
-	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG,
-		mysql.MYSQL_TYPE_LONGLONG:
+	case gomysql.MYSQL_TYPE_TINY, gomysql.MYSQL_TYPE_SHORT, gomysql.MYSQL_TYPE_INT24, gomysql.MYSQL_TYPE_LONG,
+		gomysql.MYSQL_TYPE_LONGLONG:
 		return true
 	}
 	return false
@@ -160,7 +168,7 @@ func isInteger(tp byte) bool {
 
 func isText(tp byte) bool {
 	switch tp {
-	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING, mysql.MYSQL_TYPE_BLOB:
+	case gomysql.MYSQL_TYPE_VARCHAR, gomysql.MYSQL_TYPE_VAR_STRING, gomysql.MYSQL_TYPE_STRING, gomysql.MYSQL_TYPE_BLOB:
 		return true
 	}
 	return false
@@ -173,13 +181,13 @@ func (col *colCodec) supported() bool {
 		_, ok := col.size([]byte{0, 0, 0, 0}) // a zero length prefix
 		return ok
 	case fieldCreatedAt:
-		return col.tp == mysql.MYSQL_TYPE_TIMESTAMP2 || col.tp == mysql.MYSQL_TYPE_DATETIME2 ||
-			col.tp == mysql.MYSQL_TYPE_LONGLONG
+		return col.tp == gomysql.MYSQL_TYPE_TIMESTAMP2 || col.tp == gomysql.MYSQL_TYPE_DATETIME2 ||
+			col.tp == gomysql.MYSQL_TYPE_LONGLONG
 	}
 	switch {
 	case isInteger(col.tp):
 		return true
-	case col.tp == mysql.MYSQL_TYPE_BLOB:
+	case col.tp == gomysql.MYSQL_TYPE_BLOB:
 		return col.meta >= 1 && col.meta <= 4
 	default:
 		return isText(col.tp)
@@ -193,37 +201,37 @@ func (col *colCodec) size(data []byte) (n int, ok bool) {
 	fixed := func(k int) (int, bool) { return k, true }
 	frac := int(col.meta+1) / 2
 	switch col.tp {
-	case mysql.MYSQL_TYPE_NULL:
+	case gomysql.MYSQL_TYPE_NULL:
 		return fixed(0)
-	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_YEAR:
+	case gomysql.MYSQL_TYPE_TINY, gomysql.MYSQL_TYPE_YEAR:
 		return fixed(1)
-	case mysql.MYSQL_TYPE_SHORT:
+	case gomysql.MYSQL_TYPE_SHORT:
 		return fixed(2)
-	case mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_TIME:
+	case gomysql.MYSQL_TYPE_INT24, gomysql.MYSQL_TYPE_DATE, gomysql.MYSQL_TYPE_TIME:
 		return fixed(3)
-	case mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_FLOAT, mysql.MYSQL_TYPE_TIMESTAMP:
+	case gomysql.MYSQL_TYPE_LONG, gomysql.MYSQL_TYPE_FLOAT, gomysql.MYSQL_TYPE_TIMESTAMP:
 		return fixed(4)
-	case mysql.MYSQL_TYPE_LONGLONG, mysql.MYSQL_TYPE_DOUBLE, mysql.MYSQL_TYPE_DATETIME:
+	case gomysql.MYSQL_TYPE_LONGLONG, gomysql.MYSQL_TYPE_DOUBLE, gomysql.MYSQL_TYPE_DATETIME:
 		return fixed(8)
-	case mysql.MYSQL_TYPE_TIMESTAMP2:
+	case gomysql.MYSQL_TYPE_TIMESTAMP2:
 		return fixed(4 + frac)
-	case mysql.MYSQL_TYPE_DATETIME2:
+	case gomysql.MYSQL_TYPE_DATETIME2:
 		return fixed(5 + frac)
-	case mysql.MYSQL_TYPE_TIME2:
+	case gomysql.MYSQL_TYPE_TIME2:
 		return fixed(3 + frac)
-	case mysql.MYSQL_TYPE_ENUM:
+	case gomysql.MYSQL_TYPE_ENUM:
 		if l := col.meta & 0xFF; l == 1 || l == 2 {
 			return fixed(int(l))
 		}
 		return 0, false
-	case mysql.MYSQL_TYPE_SET:
+	case gomysql.MYSQL_TYPE_SET:
 		return fixed(int(col.meta & 0xFF))
-	case mysql.MYSQL_TYPE_BIT:
+	case gomysql.MYSQL_TYPE_BIT:
 		nbits := int(col.meta>>8)*8 + int(col.meta&0xFF)
 		return fixed((nbits + 7) / 8)
-	case mysql.MYSQL_TYPE_NEWDECIMAL:
+	case gomysql.MYSQL_TYPE_NEWDECIMAL:
 		return fixed(decimalSize(int(col.meta>>8), int(col.meta&0xFF)))
-	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING:
+	case gomysql.MYSQL_TYPE_VARCHAR, gomysql.MYSQL_TYPE_VAR_STRING, gomysql.MYSQL_TYPE_STRING:
 		if col.meta < 256 {
 			if len(data) < 1 {
 				return 1, true
@@ -234,7 +242,7 @@ func (col *colCodec) size(data []byte) (n int, ok bool) {
 			return 2, true
 		}
 		return 2 + int(binary.LittleEndian.Uint16(data)), true
-	case mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_JSON, mysql.MYSQL_TYPE_GEOMETRY:
+	case gomysql.MYSQL_TYPE_BLOB, gomysql.MYSQL_TYPE_JSON, gomysql.MYSQL_TYPE_GEOMETRY:
 		k := int(col.meta)
 		if k < 1 || k > 4 {
 			return 0, false
@@ -254,9 +262,9 @@ func (col *colCodec) size(data []byte) (n int, ok bool) {
 // prefix is the length prefix of a text column's value.
 func (col *colCodec) prefix() int {
 	switch col.tp {
-	case mysql.MYSQL_TYPE_BLOB:
+	case gomysql.MYSQL_TYPE_BLOB:
 		return int(col.meta)
-	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING:
+	case gomysql.MYSQL_TYPE_VARCHAR, gomysql.MYSQL_TYPE_VAR_STRING, gomysql.MYSQL_TYPE_STRING:
 		if col.meta < 256 {
 			return 1
 		}
@@ -371,19 +379,20 @@ func (col *colCodec) integerText(v []byte) []byte {
 }
 
 // time converts a created_at value as go-mysql (ParseTime) and timeColumn
-// do together: zero and invalid dates give the zero time.
+// do together: zero and invalid dates give the zero time; a DATETIME is
+// a wall-clock time in the column's zone.
 func (col *colCodec) time(v []byte) time.Time {
 	switch col.tp {
-	case mysql.MYSQL_TYPE_LONGLONG:
+	case gomysql.MYSQL_TYPE_LONGLONG:
 		u, _ := col.integer(v)
 		return time.UnixMilli(int64(u))
-	case mysql.MYSQL_TYPE_TIMESTAMP2:
+	case gomysql.MYSQL_TYPE_TIMESTAMP2:
 		sec := int64(binary.BigEndian.Uint32(v))
 		if sec == 0 {
 			return time.Time{}
 		}
 		return time.Unix(sec, fraction(v[4:], col.meta)*1000)
-	case mysql.MYSQL_TYPE_DATETIME2:
+	case gomysql.MYSQL_TYPE_DATETIME2:
 		var packed int64
 		for _, b := range v[:5] {
 			packed = packed<<8 | int64(b)
@@ -403,8 +412,12 @@ func (col *colCodec) time(v []byte) time.Time {
 		if month == 0 || day == 0 {
 			return time.Time{}
 		}
+		zone := col.zone
+		if zone == nil {
+			zone = time.UTC
+		}
 		return time.Date(year, time.Month(month), day, int(hms>>12), int((hms>>6)%(1<<6)), int(hms%(1<<6)),
-			int(frac*1000), time.UTC)
+			int(frac*1000), zone)
 	}
 	return time.Time{}
 }
