@@ -205,6 +205,19 @@ func (w *dbzWorld) connector(e *env, s dbzSetup, prefix, snapshot string) map[st
 	return c
 }
 
+// retryFreshTopic runs f again, once, when the router stopped because a
+// checkpoint topic it had just created had no partition leader yet (a
+// race of a new topic on Apache Kafka that the router's EnsureTopic does
+// not yet wait out); the log says so.
+func retryFreshTopic[T any](e *env, f func() (T, error)) (T, error) {
+	v, err := f()
+	if err != nil && strings.Contains(err.Error(), "has no partition 0") {
+		e.log.Warn().Err(err).Msg("debezium: the router met a checkpoint topic without a leader yet; running it again")
+		v, err = f()
+	}
+	return v, err
+}
+
 // runDebezium is the Debezium stage: the router and each Debezium setup
 // catch up bl on the Apache Kafka node, then the router and the tuned
 // setups follow live inserts at each rate.
@@ -226,8 +239,10 @@ func runDebezium(ctx context.Context, e *env, o *options, bl backlog) (*dbzStage
 		if ctx.Err() != nil {
 			return st, ctx.Err()
 		}
-		r := routerRun{Name: ae.unique("dbz-router"), Prefix: ae.unique("bench-dbz-router"), Delivery: delivery, Start: bl.Start}
-		c, err := runCatchup(ctx, ae, o, "router "+delivery+" (Apache Kafka)", r, bl)
+		c, err := retryFreshTopic(e, func() (catchupResult, error) {
+			r := routerRun{Name: ae.unique("dbz-router"), Prefix: ae.unique("bench-dbz-router"), Delivery: delivery, Start: bl.Start}
+			return runCatchup(ctx, ae, o, "router "+delivery+" (Apache Kafka)", r, bl)
+		})
 		if err != nil {
 			return st, err
 		}
@@ -247,10 +262,13 @@ func runDebezium(ctx context.Context, e *env, o *options, bl backlog) (*dbzStage
 		return st, nil
 	}
 	e.log.Info().Msg("debezium: the router following live inserts")
-	// Another seed: the live stage's own event ids must stay unused.
+	// Other seeds: the live stage's event ids, and an earlier attempt's,
+	// must stay unused.
 	lo := *o
-	lo.Seed = o.Seed + 1
-	rl, err := runLive(ctx, ae, &lo)
+	rl, err := retryFreshTopic(e, func() (liveStage, error) {
+		lo.Seed++
+		return runLive(ctx, ae, &lo)
+	})
 	if err != nil {
 		return st, fmt.Errorf("router live on Apache Kafka: %w", err)
 	}

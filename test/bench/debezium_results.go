@@ -84,6 +84,7 @@ func (st *dbzStage) computeRatios() {
 		add(what+"events/s", "events/s", r.EventsPerSec, d.EventsPerSec)
 		add(what+"events/s after the first record", "events/s", r.SteadyEventsPerSec, d.SteadyEventsPerSec)
 		add(what+"CPU per 100k events", "s", r.CPUPer100k, d.CPUPer100k)
+		add(what+"CPU per 100k events after the first record (router: whole process)", "s", r.CPUPer100k, d.SteadyCPUPer100k)
 		add(what+"peak RSS", "MB", mb(r.PeakRSSBytes), mb(d.PeakRSSBytes))
 		add(what+"start to first record", "s", r.StartupSecs, d.StartupSecs)
 	}
@@ -135,6 +136,7 @@ func (st *dbzStage) print(w io.Writer) error {
 		row("  events/s (from process start)", "", r.EventsPerSec, d.EventsPerSec)
 		row("  events/s after the first record", "", r.SteadyEventsPerSec, d.SteadyEventsPerSec)
 		row("  CPU per 100k events (JVM included)", " s", r.CPUPer100k, d.CPUPer100k)
+		row("  CPU per 100k events after the first record", " s", r.CPUPer100k, d.SteadyCPUPer100k)
 		row("  peak RSS", " MB", mb(r.PeakRSSBytes), mb(d.PeakRSSBytes))
 		row("  start to first record", " s", r.StartupSecs, d.StartupSecs)
 		fmt.Fprintf(tw, "  records in Kafka (read_committed)\t%s\t%s\t\n", r.Verified, d.Verified)

@@ -20,6 +20,9 @@ type dbzCatchup struct {
 	SteadyEventsPerSec float64      `json:"steady_events_per_second"`
 	CPUSeconds         float64      `json:"cpu_seconds"` // the worker JVM, from its start
 	CPUPer100k         float64      `json:"cpu_seconds_per_100k_events"`
+	// SteadyCPUPer100k is the JVM's CPU from the first record to the last,
+	// per 100k events: without its start-up (JIT, plugin scan, group join).
+	SteadyCPUPer100k float64 `json:"steady_cpu_seconds_per_100k_events"`
 	PeakRSSBytes       int64        `json:"peak_rss_bytes"` // the worker JVM's VmHWM
 	CPU                cpuUse       `json:"cpu_during_run"` // "router" is the worker JVM
 	Verified           verification `json:"verified"`
@@ -73,6 +76,14 @@ func (w *dbzWorld) catchup(ctx context.Context, o *options, s dbzSetup, bl backl
 	if err := c.ResumeConnector(ctx, name); err != nil {
 		return res, err
 	}
+	cpuAtFirst := make(chan time.Duration, 1)
+	go func() {
+		for watch.first().IsZero() && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		d, _ := procCPU(c.Pid())
+		cpuAtFirst <- d
+	}()
 	done, err := watch.wait(ctx, bl.Rows, o.Timeout)
 	if err != nil {
 		return res, fmt.Errorf("%w; worker log:\n%s", err, c.LogTail(20))
@@ -96,6 +107,7 @@ func (w *dbzWorld) catchup(ctx context.Context, o *options, s dbzSetup, bl backl
 	}
 	res.CPUSeconds = cpu.Seconds()
 	res.CPUPer100k = per100k(res.CPUSeconds, bl.Rows)
+	res.SteadyCPUPer100k = per100k((cpu - <-cpuAtFirst).Seconds(), bl.Rows)
 	watch.Stop()
 	if err := c.Stop(ctx); err != nil {
 		e.log.Warn().Err(err).Msg("stopping the worker")
