@@ -8,6 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 )
 
@@ -26,13 +31,13 @@ func hugeRows(t testing.TB) int {
 
 // TestHugeTransaction writes one binlog transaction of a million outbox
 // rows (an INSERT ... SELECT backfill) between small transactions, with a
-// 4 s transaction timeout and 20,000 records per Kafka transaction, and
-// SIGKILLs the router three times and stops it (SIGTERM) once while it streams
-// the big one. The big
-// transaction cannot fit one Kafka transaction: the router commits inside
-// it, and each restart resumes inside it from the checkpoint. A
-// read_committed consumer reads every row exactly once, in order, and the
-// transactions after it too.
+// 4 s transaction timeout and 20,000 records per Kafka transaction (a
+// fiftieth of HUGE_ROWS), and SIGKILLs the router three times and stops it
+// (SIGTERM) once while it streams the big one. The big transaction cannot
+// fit one Kafka transaction: the router commits inside it, and each
+// restart resumes inside it from the checkpoint. A read_committed consumer
+// reads every row exactly once, in order, and the transactions after it
+// too. TestHugeTransactionSplitByTime covers the commits by time.
 func TestHugeTransaction(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode: 1,000,000-row transaction")
@@ -41,7 +46,7 @@ func TestHugeTransaction(t *testing.T) {
 	n := hugeRows(t)
 	e := kfakeEnv(t)
 	const name = "huge"
-	r := startRouter(t, e.args(name, "--transaction-timeout", "4s", "--commit-records", "20000", "--shutdown-timeout", "3s")...)
+	r := startRouter(t, e.args(name, "--transaction-timeout", "4s", "--commit-records", fmt.Sprint(n/50), "--shutdown-timeout", "3s")...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
 	w := newWriter(e.db, rng, "agg", 20, 0)
 	ctx := context.Background()
@@ -52,32 +57,11 @@ func TestHugeTransaction(t *testing.T) {
 	}
 	col.waitProgress(t, r, 15, time.Minute, "small transactions before")
 
-	began := time.Now()
-	tx, err := e.db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec("INSERT INTO orders (customer, total) VALUES ('backfill', 1)"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(fmt.Sprintf(`INSERT INTO outbox (event_id, aggregate_type, aggregate_id, event_type, payload)
-		SELECT UUID(), 'order', CONCAT('big-', seq MOD 64), 'Big',
-		       CONCAT('{"agg":"big-', seq MOD 64, '","seq":', seq, '}')
-		FROM seq_1_to_%d`, n)); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	var bigGTID string
-	if err := e.db.QueryRow("SELECT @@last_gtid").Scan(&bigGTID); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("wrote one transaction (%s) of %d outbox rows in %s", bigGTID, n, time.Since(began).Round(time.Millisecond))
+	bigGTID := e.backfill(t, n)
 
 	// Kill while the big transaction streams; after each kill the stored
 	// checkpoint lies inside it.
-	began = time.Now()
+	began := time.Now()
 	inside, kills := 0, 0
 	for _, frac := range []int{15, 40, 65, 85} {
 		// The router's own progress (its checkpoint), not the consumer's.
@@ -130,6 +114,134 @@ func TestHugeTransaction(t *testing.T) {
 	}
 	if v.Events != n+30 {
 		t.Errorf("%d events in the outbox table, want %d", v.Events, n+30)
+	}
+}
+
+// backfill commits one transaction of a business row and n outbox rows
+// (an INSERT ... SELECT), n/64 per aggregate with growing sequence
+// numbers, and returns its GTID.
+func (e *env) backfill(t testing.TB, n int) string {
+	t.Helper()
+	began := time.Now()
+	conn, err := e.db.Conn(context.Background())
+	require.NoError(t, err)
+	defer conn.Close()
+	ctx := context.Background()
+	tx, err := conn.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = tx.Exec("INSERT INTO orders (customer, total) VALUES ('backfill', 1)")
+	require.NoError(t, err)
+	_, err = tx.Exec(fmt.Sprintf(`INSERT INTO outbox (event_id, aggregate_type, aggregate_id, event_type, payload)
+		SELECT UUID(), 'order', CONCAT('big-', seq MOD 64), 'Big',
+		       CONCAT('{"agg":"big-', seq MOD 64, '","seq":', seq, '}')
+		FROM seq_1_to_%d`, n))
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit())
+	var gtid string
+	require.NoError(t, conn.QueryRowContext(ctx, "SELECT @@last_gtid").Scan(&gtid))
+	t.Logf("wrote one transaction (%s) of %d outbox rows in %s", gtid, n, time.Since(began).Round(time.Millisecond))
+	return gtid
+}
+
+// TestHugeTransactionSplitByTime: a binlog transaction that takes longer
+// to stream than half the transaction timeout is committed in parts by
+// time alone. --commit-records (1,000,000) is larger than the whole
+// transaction (10,000 rows), so no part can end by count; the broker
+// holds each produce request 100 ms and the router buffers at most 300
+// records, so streaming it takes over 10 s against a split age of 2 s
+// (--transaction-timeout 4s). The stored checkpoint records show commits
+// inside the transaction (txn_gtid its GTID, txn_rows growing), each at
+// least the split age after the one before; a read_committed consumer
+// reads every row exactly once and in order, and the transactions after
+// it.
+func TestHugeTransactionSplitByTime(t *testing.T) {
+	rng := faultRand(t)
+	const n, commitRecords, splitAge = 10_000, 1_000_000, 2 * time.Second
+	e := kfakeEnv(t)
+	const name = "bytime"
+	slowProduce(t, e, 100*time.Millisecond)
+	r := startRouter(t, e.args(name, "--transaction-timeout", (2*splitAge).String(),
+		"--commit-records", fmt.Sprint(commitRecords), "--max-buffered-records", "300")...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	w := newWriter(e.db, rng, "agg", 10, 0)
+	ctx := context.Background()
+	require.NoError(t, w.tx(ctx, 3))
+	bigGTID := e.backfill(t, n)
+	for range 3 {
+		require.NoError(t, w.tx(ctx, 3))
+	}
+	want := committedRows(t, e.db)
+	col.waitAll(t, want, 5*time.Minute)
+	final := gtidPos(t, e.db)
+	waitCheckpoint(t, e, name, final)
+	require.Equal(t, 0, r.stop(30*time.Second))
+	v := checkDelivery(t, want, col.settle(t, time.Second), nil)
+	assert.Zero(t, v.Lost+v.Duplicated+v.Unknown+v.Disordered, v.String())
+	assert.Equal(t, n+12, v.Events)
+
+	var inside []*checkpoint.Checkpoint
+	for _, cp := range checkpointHistory(t, e, name, final) {
+		if cp.TxnGTID == bigGTID {
+			inside = append(inside, cp)
+		}
+	}
+	require.NotEmpty(t, inside, "no checkpoint inside the big transaction: it was not split by time")
+	for i, cp := range inside {
+		prev, since := 0, time.Duration(0)
+		if i > 0 {
+			prev, since = inside[i-1].TxnRows, cp.Time.Sub(inside[i-1].Time)
+			assert.GreaterOrEqual(t, since, splitAge, "part %d committed %s after the one before: before the split age", i+1, since)
+		}
+		assert.Greater(t, cp.TxnRows, prev, "txn_rows grows")
+		assert.Less(t, cp.TxnRows, n, "a checkpoint inside the transaction")
+		t.Logf("checkpoint inside %s after %d rows (+%d, %s after the one before)", bigGTID, cp.TxnRows, cp.TxnRows-prev, since.Round(time.Millisecond))
+	}
+	t.Logf("%d commits inside one binlog transaction of %d rows with --commit-records %d: split by time; %s; sessions ended by a transaction timeout %d",
+		len(inside), n, commitRecords, v, r.logCount("--transaction-timeout"))
+}
+
+// slowProduce makes the in-process kfake broker take d to answer each
+// produce request, until the test ends.
+func slowProduce(t testing.TB, e *env, d time.Duration) {
+	c := e.kafka.Cluster
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.SleepControl(func() {
+			select {
+			case <-time.After(d):
+			case <-done:
+			}
+		})
+		return nil, nil, false
+	})
+}
+
+// checkpointHistory reads every committed checkpoint record of name, in
+// order, up to the first whose GTID set is last.
+func checkpointHistory(t testing.TB, e *env, name, last string) []*checkpoint.Checkpoint {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kafka.Brokers...), kgo.ConsumeTopics(e.prefix+"_checkpoints"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out []*checkpoint.Checkpoint
+	for {
+		fs := cl.PollFetches(ctx)
+		require.NoError(t, ctx.Err(), "reading the checkpoint topic: never reached %s", last)
+		for _, rec := range fs.Records() {
+			if string(rec.Key) != name || len(rec.Value) == 0 {
+				continue
+			}
+			cp, err := checkpoint.Decode(rec.Value)
+			require.NoError(t, err)
+			out = append(out, cp)
+			if cp.GTIDSet == last && cp.TxnGTID == "" {
+				return out
+			}
+		}
 	}
 }
 

@@ -22,6 +22,32 @@ const brokerEnv = "BINLOG_ROUTER_TEST_BROKER"
 // sharedApache is the test binary's Apache Kafka node, nil on kfake.
 var sharedApache *devenv.ApacheKafka
 
+// sharedProxy is a kafkaProxy in front of sharedApache's listener
+// proxiedListener, which advertises the proxy's address: a router given
+// sharedProxy.addr() talks to the node only through it. nil on kfake.
+var sharedProxy *kafkaProxy
+
+const proxiedListener = "PROXIED"
+
+// sharedApacheConfig is the shared node's configuration: transaction
+// version 2 (the 4.x default) named explicitly, as the crash and
+// end-to-end suites prove that protocol here (TestTransactionVersion0
+// proves the other); timed-out transactions aborted within a second of
+// their timeout (the stall test), and a log cleaner that looks for work
+// every half second (the compaction test). Neither changes what the other
+// suites see.
+func sharedApacheConfig(proxy *kafkaProxy) devenv.ApacheKafkaConfig {
+	return devenv.ApacheKafkaConfig{
+		FormatArgs: []string{"--feature", "transaction.version=2"},
+		Props: map[string]string{
+			"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
+			"log.cleaner.backoff.ms": "500",
+		},
+		ExtraListeners: map[string]string{proxiedListener: "PLAINTEXT"},
+		Advertise:      func(string, int) string { return proxy.addr() },
+	}
+}
+
 // onApache reports whether this run is the Apache Kafka pass.
 func onApache() bool { return os.Getenv(brokerEnv) == "apache" }
 
@@ -38,14 +64,84 @@ func startSharedKafka() (stop func(), err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	start := time.Now()
-	a, err := devenv.StartApacheKafka(ctx, devenv.ApacheKafkaConfig{})
+	proxy, err := newKafkaProxy()
 	if err != nil {
+		return nil, err
+	}
+	a, err := devenv.StartApacheKafka(ctx, sharedApacheConfig(proxy))
+	if err != nil {
+		proxy.close()
 		return nil, fmt.Errorf("starting the shared Apache Kafka: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "apache kafka %s on %s (started in %v)\n", a.Version(), strings.Join(a.Brokers(), ","), time.Since(start).Round(time.Millisecond))
-	sharedApache = a
+	proxy.setTarget(a.ListenerAddrs(proxiedListener)[0])
+	fmt.Fprintf(os.Stderr, "apache kafka %s on %s, proxied at %s (started in %v)\n", a.Version(), strings.Join(a.Brokers(), ","),
+		proxy.addr(), time.Since(start).Round(time.Millisecond))
+	sharedApache, sharedProxy = a, proxy
 	os.Setenv(devenv.BrokersEnv, strings.Join(a.Brokers(), ","))
-	return a.Close, nil
+	return func() {
+		stopCluster3()
+		a.Close()
+		proxy.close()
+	}, nil
+}
+
+// proxiedRouter makes the router of e (and the CLI commands) reach the
+// shared Apache Kafka node through sharedProxy, and returns the proxy
+// (nil on kfake). Its traps are disarmed at the end of the test.
+func proxiedRouter(t testing.TB, e *env) *kafkaProxy {
+	t.Helper()
+	if e.proxy != nil {
+		return e.proxy
+	}
+	if sharedProxy == nil || e.kafka.Apache != nil {
+		return nil
+	}
+	e.proxy, e.routerBrokers = sharedProxy, []string{sharedProxy.addr()}
+	t.Cleanup(sharedProxy.reset)
+	return sharedProxy
+}
+
+// privateApacheProxied starts a private Apache Kafka cluster (as
+// privateApache) whose nodes advertise, on an extra listener, one proxy
+// each; the router of e reaches the cluster through them, and e.proxy is
+// the first node's.
+func privateApacheProxied(t testing.TB, cfg devenv.ApacheKafkaConfig) (*devenv.Kafka, []*kafkaProxy) {
+	t.Helper()
+	if !onApache() {
+		t.Skipf("runs on the Apache Kafka pass (%s=apache)", brokerEnv)
+	}
+	n := max(cfg.Nodes, 1)
+	proxies := make([]*kafkaProxy, n)
+	for i := range proxies {
+		proxies[i] = newTestProxy(t)
+	}
+	cfg.ExtraListeners = map[string]string{proxiedListener: "PLAINTEXT"}
+	cfg.Advertise = func(_ string, node int) string { return proxies[node].addr() }
+	k := devenv.NewApacheKafka(t, cfg)
+	for i, addr := range k.Apache.ListenerAddrs(proxiedListener) {
+		proxies[i].setTarget(addr)
+	}
+	return k, proxies
+}
+
+// useProxies makes the router of e reach its Kafka through proxies.
+func (e *env) useProxies(proxies []*kafkaProxy) {
+	e.proxy, e.routerBrokers = proxies[0], nil
+	for _, p := range proxies {
+		e.routerBrokers = append(e.routerBrokers, p.addr())
+	}
+}
+
+// brokerName names the Kafka of e in test logs.
+func (e *env) brokerName() string {
+	if a := e.kafka.Apache; a != nil {
+		kind := "private"
+		if a == cluster3 {
+			kind = "shared"
+		}
+		return fmt.Sprintf("apache-kafka-%s (%d node(s), %s)", a.Version(), len(a.Brokers()), kind)
+	}
+	return brokerName()
 }
 
 // brokerName names the broker of this run in test logs and reports.

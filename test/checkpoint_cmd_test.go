@@ -238,3 +238,40 @@ func ctxTimeout(t testing.TB, d time.Duration) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// TestCheckpointCmdActivitySigns: the activity check of checkpoint set
+// and reset asks the broker's group and transaction coordinators: while a
+// router with --ha runs and produces, a refusal names its election group's
+// member and its transactional id's open transaction (besides its binlog
+// connection); once it stopped, the group is empty, no transaction is
+// open, and the set is accepted.
+func TestCheckpointCmdActivitySigns(t *testing.T) {
+	rng := faultRand(t)
+	e := newEnv(t, envOpts{})
+	const name = "cpsigns"
+	args := e.args(name, "--ha", "--idle-checkpoint", "200ms")
+	r := startRouter(t, args...)
+	require.NoError(t, r.waitLog(ctxTimeout(t, time.Minute), "this router is active"))
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	l := startLoad(t, newWriter(e.db, rng, "agg", 10, 0), 300)
+	col.waitProgress(t, r, 100, time.Minute, "routing")
+	mid := e.gtidBinlogPos()
+
+	var refusal string
+	eventually(t, time.Minute, "a refusal naming the open transaction", func() bool {
+		res := cliRun(t, append(append([]string{"checkpoint", "set"}, args...), "--gtid", mid)...)
+		require.Equal(t, 1, res.code, res.stderr)
+		refusal = res.stderr
+		return strings.Contains(refusal, "is in state Ongoing")
+	})
+	t.Logf("broker %s; refusal: %s", brokerName(), strings.TrimSpace(refusal))
+	assert.Contains(t, refusal, fmt.Sprintf(`its election group "binlog-router-%s" has members binlog-router@127.0.0.1`, name))
+	assert.Contains(t, refusal, fmt.Sprintf(`its transactional id "binlog-router-%s" is in state Ongoing`, name))
+
+	l.stop()
+	require.NoError(t, poll(time.Minute, func() bool { return col.missing(committedRows(t, e.db)) == 0 }))
+	require.Equal(t, 0, r.stop(20*time.Second))
+	res := cpSet(t, args, "--gtid", mid)
+	assert.NotContains(t, res.stderr, "election group")
+	assert.Equal(t, mid, showCheckpoint(t, args).GTIDSet)
+}

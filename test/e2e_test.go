@@ -18,7 +18,10 @@ import (
 // as a read_committed consumer sees them; rolled-back transactions and
 // other tables never appear.
 func TestRoutesOutboxRowsEndToEnd(t *testing.T) {
-	e := newEnv(t, envOpts{})
+	e2eTest(t, newEnv(t, envOpts{}))
+}
+
+func e2eTest(t *testing.T, e *env) {
 	// Written before the router starts: --start earliest must find them.
 	var want []event
 	types := []string{"OrderCreated", "OrderPaid", "OrderShipped"}

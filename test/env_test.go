@@ -24,18 +24,30 @@ type env struct {
 	db     *sql.DB
 	dbName string
 	prefix string // topic prefix unique to the test
+	// routerBrokers, when set, are the brokers the router and the CLI
+	// commands use instead of kafka.Brokers (a proxy in front of them).
+	routerBrokers []string
+	// proxy is the kafkaProxy the router reaches its broker through, if any.
+	proxy *kafkaProxy
 }
 
 type envOpts struct {
 	maria devenv.MariaDBConfig
 	kfake []kfake.Opt
+	// kafka, when set, is the Kafka of the test instead of devenv.NewKafka's
+	// (a private or shared Apache Kafka cluster).
+	kafka func(t testing.TB) *devenv.Kafka
 }
 
 func newEnv(t testing.TB, o envOpts) *env {
 	t.Helper()
 	e := &env{t: t, dbName: "shop"}
 	e.maria = devenv.NewMariaDB(t, o.maria)
-	e.kafka = devenv.NewKafka(t, o.kfake...)
+	if o.kafka != nil {
+		e.kafka = o.kafka(t)
+	} else {
+		e.kafka = devenv.NewKafka(t, o.kfake...)
+	}
 	e.db = devenv.CreateDatabase(t, e.maria, e.dbName)
 	e.prefix = "t" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
 	ddl, err := schema.DDL("mariadb", "outbox", schema.DefaultColumns())
@@ -59,7 +71,7 @@ func (e *env) args(name string, extra ...string) []string {
 	return append([]string{
 		"--mysql-addr", e.maria.Addr(),
 		"--mysql-user", "root",
-		"--kafka-brokers", strings.Join(e.kafka.Brokers, ","),
+		"--kafka-brokers", strings.Join(e.routerKafka(), ","),
 		"--outbox-table", e.dbName + ".outbox",
 		"--topic-template", e.prefix + ".{event_type}",
 		"--checkpoint-topic", e.prefix + "_checkpoints",
@@ -67,6 +79,14 @@ func (e *env) args(name string, extra ...string) []string {
 		"--log-format", "json",
 		"--server-id", fmt.Sprint(2000 + time.Now().UnixNano()%10000),
 	}, extra...)
+}
+
+// routerKafka are the brokers the router is given.
+func (e *env) routerKafka() []string {
+	if e.routerBrokers != nil {
+		return e.routerBrokers
+	}
+	return e.kafka.Brokers
 }
 
 func (e *env) topicRegex() string { return "^" + e.prefix + `\..*` }

@@ -16,8 +16,20 @@ import (
 // checkpoint before a kill may come twice.
 func TestCrashSIGKILL(t *testing.T) {
 	for _, delivery := range []string{"exactly-once", "at-least-once"} {
-		t.Run(delivery, func(t *testing.T) { crashTest(t, delivery) })
+		t.Run(delivery, func(t *testing.T) { crashTest(t, newEnv(t, envOpts{}), delivery) })
 	}
+}
+
+// crashKills kills the router for the crash loop and tells what the kill
+// hit: txnWatch on kfake, apacheKills on Apache Kafka.
+type crashKills interface {
+	// kill kills the router now and reports whether its Kafka
+	// transaction was open.
+	kill(kill func()) (open bool)
+	// killAtProduce kills it when its next produce request arrives, before
+	// the broker appends it, or after timeout if none comes; it reports
+	// whether a transaction was open and whether a request came.
+	killAtProduce(kill func(), timeout time.Duration) (open, hit bool)
 }
 
 // crashWindow is what a kill may cause to be repeated at least once: rows
@@ -25,20 +37,22 @@ func TestCrashSIGKILL(t *testing.T) {
 // last one the server had committed.
 type crashWindow struct{ after, upTo uint64 } // GTID sequence numbers, domain 0
 
-func crashTest(t *testing.T, delivery string) {
+func crashTest(t *testing.T, e *env, delivery string) {
 	rng := faultRand(t)
 	kills, minEvents := byMode(5, 20), byMode(3000, 50000)
 	rate := byMode(700, 1000)
-	e := newEnv(t, envOpts{})
 	const name = "crash"
-	var watch *txnWatch
-	if e.kafka.Cluster != nil {
-		txnID := relay.TransactionalID(name)
-		if delivery == "at-least-once" {
-			txnID = "" // the idempotent producer
-		}
-		watch = watchTxns(e.kafka.Cluster, txnID)
+	txnID := relay.TransactionalID(name)
+	if delivery == "at-least-once" {
+		txnID = "" // the idempotent producer
 	}
+	var watch crashKills
+	if e.kafka.Cluster != nil {
+		watch = watchTxns(e.kafka.Cluster, txnID)
+	} else if p := proxiedRouter(t, e); p != nil {
+		watch = &apacheKills{t: t, proxy: p, brokers: e.kafka.Brokers, txnID: txnID}
+	}
+	t.Logf("broker %s", e.brokerName())
 	r := startRouter(t, e.args(name, "--delivery", delivery)...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
 	l := startLoad(t, newWriter(e.db, rng, "agg", 40, 0), rate)
@@ -54,12 +68,14 @@ func crashTest(t *testing.T, delivery string) {
 		time.Sleep(randDur(rng, 100*time.Millisecond, 700*time.Millisecond))
 		r.mustRun(fmt.Sprintf("before kill %d", killed+1))
 		var open, hit bool
-		if watch != nil && killed%2 == 1 {
+		switch {
+		case watch != nil && killed%2 == 1:
 			// Every other kill waits for the router's next produce request
 			// and lands before the broker appends it.
 			open, hit = watch.killAtProduce(r.kill, 2*time.Second)
-		} else {
-			open = watch != nil && watch.open.Load()
+		case watch != nil:
+			open = watch.kill(r.kill)
+		default:
 			r.kill()
 		}
 		killed++
@@ -105,6 +121,9 @@ func crashTest(t *testing.T, delivery string) {
 	}
 	if watch != nil && openAtKill == 0 && delivery == "exactly-once" {
 		t.Errorf("no kill landed while a Kafka transaction was open: the test proved nothing")
+	}
+	if watch != nil && atProduce == 0 {
+		t.Errorf("no kill landed at a produce request")
 	}
 }
 

@@ -84,6 +84,13 @@ func batchRecords(b []byte) int {
 	return n
 }
 
+// kill runs kill and reports whether a Kafka transaction was open.
+func (w *txnWatch) kill(kill func()) bool {
+	open := w.open.Load()
+	kill()
+	return open
+}
+
 // killAtProduce runs kill when the producer's next produce request
 // arrives (before the broker handles it: its records are appended for a
 // dead producer), or after timeout if none comes. It reports whether a

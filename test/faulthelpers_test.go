@@ -350,6 +350,16 @@ func rssLimitMB() float64 {
 	return 150
 }
 
+// logLine returns the first router log line containing s, or "".
+func (r *router) logLine(s string) string {
+	for _, l := range strings.Split(r.out.String(), "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
+}
+
 // logCount counts the router log lines containing s.
 func (r *router) logCount(s string) int { return strings.Count(r.out.String(), s) }
 
@@ -357,7 +367,7 @@ func (r *router) logCount(s string) int { return strings.Count(r.out.String(), s
 func (r *router) mustRun(what string) {
 	r.t.Helper()
 	if !r.running() {
-		r.t.Fatalf("%s: the router exited (code %d); it must keep running", what, r.exitCode())
+		r.t.Fatalf("%s: the router exited (%s); it must keep running", what, r.describeExit())
 	}
 }
 

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -20,18 +19,17 @@ func TestHATakeover(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	args := e.args("ha", "--ha", "--ha-session-timeout", "6s")
 	a := startRouter(t, args...)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	require.NoError(t, a.waitLog(ctx, "this router is active"))
+	require.NoError(t, a.waitLog(ctxTimeout(t, time.Minute), "this router is active"))
 	b := startRouter(t, args...)
-	require.NoError(t, b.waitLog(ctx, "waiting to become the active router"))
+	require.NoError(t, b.waitLog(ctxTimeout(t, time.Minute), "waiting to become the active router"))
 
 	var (
-		mu    sync.Mutex
-		ids   []string
-		stop  atomic.Bool
-		wg    sync.WaitGroup
-		count atomic.Int64
+		mu     sync.Mutex
+		ids    []string
+		stop   atomic.Bool
+		wg     sync.WaitGroup
+		count  atomic.Int64
+		failed atomic.Bool // the writer stopped on an error
 	)
 	wg.Add(1)
 	go func() {
@@ -40,6 +38,7 @@ func TestHATakeover(t *testing.T) {
 			ev := newEvent(fmt.Sprintf("agg-%d", i%10), "HA", fmt.Sprintf(`{"seq":%d}`, i))
 			if err := insertEvent(e.db, ev); err != nil {
 				t.Errorf("insert: %v", err)
+				failed.Store(true)
 				return
 			}
 			mu.Lock()
@@ -55,14 +54,14 @@ func TestHATakeover(t *testing.T) {
 
 	killed := time.Now()
 	a.kill()
-	require.NoError(t, b.waitLog(ctx, "this router is active"))
+	require.NoError(t, b.waitLog(ctxTimeout(t, time.Minute), "this router is active"))
 	takeover := time.Since(killed)
 	t.Logf("standby took over %s after the kill", takeover)
 	assert.Less(t, takeover, 20*time.Second)
 
-	for count.Load() < int64(len(got))+100 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually(t, time.Minute, "100 more rows written after the takeover", func() bool {
+		return count.Load() >= int64(len(got))+100 || failed.Load()
+	})
 	stop.Store(true)
 	wg.Wait()
 	mu.Lock()

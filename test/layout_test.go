@@ -71,7 +71,7 @@ func TestLayoutUnknownStops(t *testing.T) {
 	r := startRouter(t, e.args("unknown", "--start", "gtid:"+from)...)
 	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
 	code := r.wait(60 * time.Second)
-	require.NotEqual(t, 0, code)
+	require.Equal(t, 1, code, "a row the router stops before (its layout was lost to DDL, not to a server setting)")
 	assert.Contains(t, r.out.String(), "binlog_row_metadata=FULL")
 	assert.Contains(t, r.out.String(), "the table's column layout when this row was written is not known")
 	assert.Empty(t, c.quiet(2*time.Second), "nothing after the stop is committed")

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/devenv"
 )
 
 // TestOutboxUpdateAndDelete: DELETEs of outbox rows are ignored, UPDATEs
@@ -69,12 +70,24 @@ func TestDroppedColumnStops(t *testing.T) {
 
 // TestMissingTopicStops: a topic that does not exist while creation is
 // off stops the router with an error naming the topic and the event; the
-// checkpoint stays before it.
+// checkpoint stays before it. Off on the router's side
+// (--auto-create-topics=false, any broker), and, on the Apache Kafka pass,
+// on the broker's side: a node with auto.create.topics.enable=false,
+// which refuses the router that asks for the topic.
 func TestMissingTopicStops(t *testing.T) {
-	e := newEnv(t, envOpts{})
+	t.Run("--auto-create-topics=false", func(t *testing.T) {
+		missingTopicStops(t, newEnv(t, envOpts{}), "--auto-create-topics=false")
+	})
+	t.Run("auto.create.topics.enable=false", func(t *testing.T) {
+		k := privateApache(t, devenv.ApacheKafkaConfig{Props: map[string]string{"auto.create.topics.enable": "false"}})
+		missingTopicStops(t, newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }}))
+	})
+}
+
+func missingTopicStops(t *testing.T, e *env, flags ...string) {
 	ev := newEvent("a", "NoSuchTopic", `{}`)
 	e.insertTx(ev)
-	r := startRouter(t, e.args("notopic", "--auto-create-topics=false")...)
+	r := startRouter(t, e.args("notopic", flags...)...)
 	assert.Equal(t, 1, r.wait(90*time.Second))
 	log := r.out.String()
 	assert.Contains(t, log, e.prefix+".NoSuchTopic")

@@ -121,15 +121,19 @@ func TestReplayMiddleRange(t *testing.T) {
 
 // TestReplayTimeRange: --to-time ends at the first transaction committed
 // after it, --from-time starts at the first committed at or after it
-// (reading from the oldest binlog). Commit times come from SET timestamp.
+// (reading from the oldest binlog). Commit times come from SET timestamp,
+// less than an hour ahead: Apache Kafka refuses record timestamps more
+// than message.timestamp.after.max.ms (1 h) ahead of its clock, and the
+// binlog must be in time order from its first transaction (the table's
+// DDL, at the real time) on.
 func TestReplayTimeRange(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	args := e.args("replaytime")
 	now := time.Now().Truncate(time.Second)
 	early := e.writeEvents("Early", 2)
 	from := e.gtidBinlogPos()
-	hourLater := e.writeEventsAt(now.Add(time.Hour), "Later", 3)
-	twoHoursLater := e.writeEventsAt(now.Add(2*time.Hour), "Latest", 2)
+	later := e.writeEventsAt(now.Add(20*time.Minute), "Later", 3)
+	latest := e.writeEventsAt(now.Add(40*time.Minute), "Latest", 2)
 
 	check := func(what, prefix string, want []string, flags ...string) {
 		t.Helper()
@@ -140,10 +144,10 @@ func TestReplayTimeRange(t *testing.T) {
 		got = append(got, c.quiet(300*time.Millisecond)...)
 		assert.ElementsMatch(t, want, recordIDs(got), what)
 	}
-	cut := now.Add(90 * time.Minute).UTC().Format(time.RFC3339)
-	check("--to-time", "tt.", hourLater, "--from-gtid", from, "--to-time", cut)
-	check("--from-time reads from the oldest binlog", "ft.", twoHoursLater, "--from-time", cut)
-	all := append(append(early, hourLater...), twoHoursLater...)
+	cut := now.Add(30 * time.Minute).UTC().Format(time.RFC3339)
+	check("--to-time", "tt.", later, "--from-gtid", from, "--to-time", cut)
+	check("--from-time reads from the oldest binlog", "ft.", latest, "--from-time", cut)
+	all := append(append(early, later...), latest...)
 	check("the whole binlog up to the executed set at start", "all.", all, "--from-gtid", "")
 
 	res := cliRun(t, append(append([]string{"replay"}, args...), "--from-gtid", from, "--to-gtid", "0-1-999999")...)

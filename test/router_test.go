@@ -13,15 +13,18 @@ import (
 	"time"
 )
 
-// router is one binlog-router process.
+// router is one binlog-router process: `binlog-router run` (startRouter)
+// or another command (startCommand).
 type router struct {
-	t    testing.TB
-	args []string
-	env  []string
-	cmd  *exec.Cmd
-	out  *lockedBuffer
-	done chan struct{}
-	err  error
+	t       testing.TB
+	command string // "run", "replay", ...
+	args    []string
+	env     []string
+	cmd     *exec.Cmd
+	out     *lockedBuffer
+	mark    int // length of out when the current process started
+	done    chan struct{}
+	err     error // Wait's result for the current process; read after done
 }
 
 type lockedBuffer struct {
@@ -41,11 +44,23 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+func (l *lockedBuffer) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Len()
+}
+
 // startRouter runs `binlog-router run args...`; the process is killed at
 // cleanup and its log is printed if the test failed.
 func startRouter(t testing.TB, args ...string) *router {
 	t.Helper()
-	r := &router{t: t, args: args, out: &lockedBuffer{}}
+	return startCommand(t, "run", args...)
+}
+
+// startCommand runs `binlog-router command args...` as startRouter does.
+func startCommand(t testing.TB, command string, args ...string) *router {
+	t.Helper()
+	r := &router{t: t, command: command, args: args, out: &lockedBuffer{}}
 	r.start()
 	t.Cleanup(func() {
 		r.kill()
@@ -58,18 +73,25 @@ func startRouter(t testing.TB, args ...string) *router {
 
 func (r *router) start() {
 	r.t.Helper()
-	r.cmd = exec.Command(routerBin, append([]string{"run"}, r.args...)...)
+	r.cmd = exec.Command(routerBin, append([]string{r.command}, r.args...)...)
 	r.cmd.Env = append(os.Environ(), r.env...)
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
+	// The kernel sends Pdeathsig when the thread that started the child
+	// exits (go.dev/issue/27505). Go ends a thread only when a goroutine
+	// locked to it (runtime.LockOSThread) returns, which nothing in this
+	// test binary does: so in practice when the test process dies.
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	r.mark = r.out.Len()
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatalf("starting router: %v", err)
 	}
-	r.done = make(chan struct{})
-	go func(cmd *exec.Cmd, done chan struct{}) {
-		r.err = cmd.Wait()
+	done := make(chan struct{})
+	r.done = done
+	go func(cmd *exec.Cmd) {
+		err := cmd.Wait()
+		r.err = err
 		close(done)
-	}(r.cmd, r.done)
+	}(r.cmd)
 }
 
 // restart starts the process again with the same arguments.
@@ -87,20 +109,47 @@ func (r *router) running() bool {
 	}
 }
 
-// stop sends SIGTERM and waits for the exit; it returns the exit code.
+// stop sends SIGTERM and waits for the exit; it returns the exit code,
+// -1 when a signal ended the process (the signal is logged).
+//
+// A process that has not written its first log line may not handle
+// SIGTERM yet (it does from the start of main, before any output), and
+// would die of it: stop waits for that line first, as an operator's stop
+// comes after the start.
 func (r *router) stop(timeout time.Duration) int {
 	r.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for r.running() && r.out.Len() == r.mark && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if !r.running() {
+		r.t.Logf("router had exited before SIGTERM: %s", r.describeExit())
 		return r.exitCode()
 	}
 	_ = r.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-r.done:
-	case <-time.After(timeout):
+	case <-time.After(time.Until(deadline)):
 		r.kill()
 		r.t.Fatalf("router did not stop within %s after SIGTERM", timeout)
 	}
+	if code := r.exitCode(); code != 0 {
+		r.t.Logf("router stopped by SIGTERM: %s", r.describeExit())
+	}
 	return r.exitCode()
+}
+
+// describeExit says how the process ended: its exit code, or the signal
+// that ended it.
+func (r *router) describeExit() string {
+	ps := r.cmd.ProcessState
+	if ps == nil {
+		return "still running"
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("pid %d ended by signal %s (%v)", ps.Pid(), ws.Signal(), r.err)
+	}
+	return fmt.Sprintf("pid %d exited with code %d", ps.Pid(), ps.ExitCode())
 }
 
 // kill sends SIGKILL and waits.

@@ -12,7 +12,8 @@ import (
 // TestSettingsChangedAtRuntime: binlog_row_image and binlog_format changed
 // with SET GLOBAL while the router runs. The next outbox row written by a
 // new session has no full row image: the router stops before it, naming
-// the setting, and the checkpoint stays at the last row it published.
+// the setting, with exit code 2 (a server setting is configuration), and
+// the checkpoint stays at the last row it published.
 func TestSettingsChangedAtRuntime(t *testing.T) {
 	for _, tt := range []struct{ set, reset, want string }{
 		{"SET GLOBAL binlog_row_image=MINIMAL", "SET GLOBAL binlog_row_image=FULL", "binlog_row_image=FULL"},
@@ -38,11 +39,88 @@ func TestSettingsChangedAtRuntime(t *testing.T) {
 			require.NoError(t, err)
 
 			code := r.wait(60 * time.Second)
-			require.NotEqual(t, 0, code)
+			assert.Equal(t, 2, code, "a server setting is configuration")
 			assert.Contains(t, r.out.String(), tt.want)
 			assert.Empty(t, c.quiet(2*time.Second), "nothing after the stop is committed")
 			assert.Equal(t, stored, loadCheckpoint(t, e, "settings"), "the checkpoint did not move")
 			t.Logf("exit %d, 1 record before, 0 after; stop: %s", code, lineWith(r.out.String(), tt.want))
+		})
+	}
+}
+
+// TestRowMetadataChangedAtRuntime: binlog_row_metadata switched from FULL
+// to MINIMAL while the router runs; the rows written after it carry no
+// column names. FLUSH TABLES gives the table a new table id, so that the
+// layout the router saw under the old id (with names) cannot serve.
+//
+//   - tracked: the router started before the CREATE TABLE of the outbox
+//     table in the binlog, so it knows the layout from that statement: it
+//     routes the rows after the switch, each exactly once, without a stop.
+//   - unknown: the router started after it, with FULL, and tracked no
+//     layout: it stops before the first row without column names (exit 2,
+//     a server setting changed at runtime), naming binlog_row_metadata=FULL
+//     and the restart that recovers, and commits nothing after it.
+//     Restarted while the setting is still MINIMAL, it reads the layout
+//     from information_schema (the table did not change since the
+//     checkpoint) and routes that row and the rows after it exactly once;
+//     its checkpoint then carries the layout.
+func TestRowMetadataChangedAtRuntime(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		start string
+		stops bool
+	}{{"tracked", "earliest", false}, {"unknown", "latest", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, envOpts{})
+			const name = "metadata"
+			r := startRouter(t, e.args(name, "--start", tc.start)...)
+			require.NoError(t, r.waitLog(ctxTimeout(t, 30*time.Second), "no checkpoint stored"))
+			c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
+			before := newEvent("m0", "Before", `{"v":0}`)
+			e.insertTx(before)
+			got := c.read(1, 60*time.Second)
+			waitCheckpoint(t, e, name, gtidPos(t, e.db))
+			stored := loadCheckpointValue(t, e, name)
+			if tc.stops {
+				assert.Empty(t, stored.Layouts, "started after the CREATE TABLE with FULL metadata: no layout tracked")
+			} else {
+				assert.NotEmpty(t, stored.Layouts["shop.outbox"], "the layout followed from the CREATE TABLE")
+			}
+
+			e.exec("SET GLOBAL binlog_row_metadata=MINIMAL")
+			t.Cleanup(func() { _, _ = e.db.Exec("SET GLOBAL binlog_row_metadata=FULL") })
+			e.exec("FLUSH TABLES shop.outbox")
+			// A new session takes the new global value; the pool's
+			// sessions keep theirs.
+			fresh, err := e.maria.DB(e.dbName)
+			require.NoError(t, err)
+			defer fresh.Close()
+			after := []event{newEvent("m1", "After", `{"v":1}`), newEvent("m2", "After", `{"v":2}`)}
+			require.NoError(t, insertEvent(fresh, after[0]))
+
+			code, line := 0, ""
+			if tc.stops {
+				code = r.wait(60 * time.Second)
+				line = lineWith(r.out.String(), "binlog_row_metadata=FULL")
+				assert.Equal(t, 2, code, "a server setting changed at runtime is configuration")
+				assert.Contains(t, line, "outbox table shop.outbox")
+				assert.Contains(t, line, "the setting changed at runtime")
+				assert.Contains(t, line, "restart the router")
+				assert.Empty(t, c.quiet(2*time.Second), "nothing after the stop is committed")
+				assert.Equal(t, stored.GTIDSet, loadCheckpoint(t, e, name), "the checkpoint did not pass the row")
+				// Restarted with MINIMAL still in force: the layout is
+				// tracked from the checkpoint on.
+				r = startRouter(t, e.args(name)...)
+			}
+			require.NoError(t, insertEvent(fresh, after[1]))
+			got = append(got, c.read(len(after), 60*time.Second)...)
+			got = append(got, c.quiet(time.Second)...)
+			requireExactly(t, e, append([]event{before}, after...), got)
+			waitCheckpoint(t, e, name, gtidPos(t, e.db))
+			assert.NotEmpty(t, loadCheckpointValue(t, e, name).Layouts["shop.outbox"], "the checkpoint carries the tracked layout")
+			require.Equal(t, 0, r.stop(30*time.Second))
+			t.Logf("%s: exit %d at the first row without column names (0: no stop); consumer read %d records, each once; stop: %s",
+				tc.name, code, len(got), line)
 		})
 	}
 }

@@ -1,28 +1,52 @@
 package test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
-// TestStallPastTransactionTimeout stops the router (SIGSTOP) for longer
-// than its 2 s transaction timeout while a Kafka transaction is open, so
-// that the broker aborts it, then continues it (SIGCONT). The router must
-// notice the abort, name the transaction timeout, start a new session
-// from the committed checkpoint in-process (no exit), and deliver every
-// row exactly once.
+// TestStallPastTransactionTimeout stops the router (SIGSTOP) while a Kafka
+// transaction is open, keeps it stopped until the broker has ended that
+// transaction (DescribeTransactions), past its 2 s transaction timeout,
+// then continues it (SIGCONT). The router must notice the abort, name
+// the transaction timeout, start a new session from the committed
+// checkpoint in-process (no exit), and deliver every row exactly once.
+// On Apache Kafka the shared node aborts timed-out transactions within a
+// second of their timeout
+// (transaction.abort.timed.out.transaction.cleanup.interval.ms=1000).
 func TestStallPastTransactionTimeout(t *testing.T) {
 	rng := faultRand(t)
-	e := kfakeEnv(t)
+	var e *env
+	if onApache() {
+		e = newEnv(t, envOpts{})
+	} else {
+		e = kfakeEnv(t)
+	}
+	t.Logf("broker %s", e.brokerName())
 	const name = "stall"
-	watch := watchTxns(e.kafka.Cluster, relay.TransactionalID(name))
+	txnID := relay.TransactionalID(name)
+	adm := kadm.NewClient(newKafkaClient(t, e))
+	describe := func() kadm.DescribedTransaction {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		txns, err := adm.DescribeTransactions(ctx, txnID)
+		require.NoError(t, err)
+		d, ok := txns[txnID]
+		require.True(t, ok, "no state for %s", txnID)
+		require.NoError(t, d.Err)
+		return d
+	}
 	// Kafka transactions of about 1 s: open nearly all the time.
 	r := startRouter(t, e.args(name, "--transaction-timeout", "2s", "--commit-interval", "1s")...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
@@ -34,33 +58,46 @@ func TestStallPastTransactionTimeout(t *testing.T) {
 		if tries++; tries > 6 {
 			t.Fatalf("%d stalls with a transaction open, %d noticed: the router never named the transaction timeout", tries-1, stalls)
 		}
-		eventually(t, 30*time.Second, "a Kafka transaction open", watch.open.Load)
-		if err := r.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
+		eventually(t, 30*time.Second, "a Kafka transaction open", func() bool { return describe().State == "Ongoing" })
+		require.NoError(t, r.cmd.Process.Signal(syscall.SIGSTOP))
+		stopped := describe()
+		open := stopped.State == "Ongoing"
+		var lived time.Duration
+		if open {
+			// The stall itself: until the broker ends the transaction
+			// open at the stop, by aborting it at its timeout, or by an
+			// EndTxn already on its way when the process stopped.
+			eventually(t, 30*time.Second, "the broker ending the stalled transaction", func() bool {
+				d := describe()
+				return d.State != "Ongoing" || d.StartTimestamp != stopped.StartTimestamp
+			})
+			lived = time.Since(time.UnixMilli(stopped.StartTimestamp))
 		}
-		open := watch.open.Load()
-		time.Sleep(5 * time.Second) // the stall itself: past the 2 s timeout
-		if err := r.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, r.cmd.Process.Signal(syscall.SIGCONT))
 		if !open {
-			continue // committed just before it stopped: no transaction to time out
+			t.Logf("stall %d: no transaction open at the stop", tries)
+			continue
 		}
-		// The watch saw the transaction open; an EndTxn already on its way
-		// when the process stopped can still close it: then nothing times
-		// out, and the stall is tried again.
+		if lived < time.Duration(stopped.TimeoutMillis)*time.Millisecond {
+			t.Logf("stall %d: no transaction timed out (committed %s after it began, as the process stopped)", tries, lived.Round(time.Millisecond))
+			continue
+		}
+		// It lived past its timeout: the broker aborted it, unless a
+		// commit on its way ended it just then; the router says which.
 		if poll(20*time.Second, func() bool { return r.logCount("--transaction-timeout 2s") > stalls || !r.running() }) != nil {
 			r.mustRun(fmt.Sprintf("after stall %d", tries))
 			t.Logf("stall %d: no transaction timed out (it was committed as the process stopped)", tries)
 			continue
 		}
+		t.Logf("stall %d: the broker ended the transaction %s after it began (timeout %d ms)", tries, lived.Round(time.Millisecond), stopped.TimeoutMillis)
 		stalls++
 		r.mustRun(fmt.Sprintf("after stall %d", stalls))
 		col.waitProgress(t, r, 200, time.Minute, fmt.Sprintf("routing after stall %d", stalls))
 	}
 	v := finishRun(t, e.db, l, col, r, 3*time.Minute)
-	t.Logf("stalls of 5 s with a Kafka transaction open %d, new sessions %d, router processes 1, %s",
-		stalls, r.logCount("kafka error; resuming from the committed checkpoint"), v)
+	t.Logf("stalls past the transaction timeout %d (in %d tries), new sessions %d, router processes 1, %s",
+		stalls, tries, r.logCount("kafka error; resuming from the committed checkpoint"), v)
+	t.Logf("the router's account of a stall: %s", r.logLine("--transaction-timeout 2s"))
 	if n := r.logCount("took over"); n > 0 {
 		t.Errorf("a transaction timeout was reported as fencing by another instance %d times", n)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // withOutbox replaces the --outbox-table of args.
@@ -38,7 +39,7 @@ func TestRunRefusesMissingTable(t *testing.T) {
 		assert.Equal(t, 2, res.code, "--allow-missing-table does not cover a near miss (%s): %s", tc.table, res.stderr)
 
 		v := runValidate(t, nil, args...)
-		assert.Equal(t, 1, v.code, tc.table)
+		assert.Equal(t, 2, v.code, "validate exits as run: %s", tc.table)
 		line := v.line("FAIL", "outbox table "+tc.table)
 		assert.Contains(t, line, "but "+tc.near+" does", "validate agrees with run")
 	}
@@ -157,4 +158,133 @@ func TestStartEarliestAfterPurge(t *testing.T) {
 	assert.ElementsMatch(t, kept, recordIDs(got), "only the rows still in the binlog")
 	t.Logf("--start earliest after a purge: consumer read %d (%d purged before start)", len(got), len(purged))
 	require.Equal(t, 0, r.stop(20*time.Second))
+}
+
+// TestExitCodes brings about each cause of the README's "Exit codes" for
+// real and checks the code of every command it concerns: 0 a clean stop or
+// done, 1 any other error, 2 bad usage or configuration (flags, outbox
+// tables, --start, GTID sets, server settings), 3 the checkpoint's binlog
+// purged. Elsewhere: 1 fenced (TestSecondRouterFences) and a row the
+// router stops before (TestLayoutUnknownStops), 2 a server setting
+// changed at runtime (TestSettingsChangedAtRuntime,
+// TestRowMetadataChangedAtRuntime), 4 a shutdown drain past
+// --shutdown-timeout (TestShutdownTimeoutExitCode).
+func TestExitCodes(t *testing.T) {
+	e := kfakeEnv(t)
+	e.writeEvents("Before", 2)
+	base := e.args("codes")
+	with := func(flag, value string) []string { return argsWith(base, flag, value) }
+	// cmd is the command line `binlog-router <command words> args extra`.
+	cmd := func(command string, args []string, extra ...string) []string {
+		return append(append(strings.Fields(command), args...), extra...)
+	}
+	serverSetting := func() func() {
+		e.exec("SET GLOBAL binlog_format=STATEMENT") // new sessions, like the router's, take it
+		return func() { e.exec("SET GLOBAL binlog_format=ROW") }
+	}
+	for _, tc := range []struct {
+		cause string
+		argv  []string
+		setup func() (undo func())
+		code  int
+		want  string // in stdout or stderr
+	}{
+		{"help", []string{"help"}, nil, 0, "Usage:"},
+		{"version", []string{"version"}, nil, 0, "binlog-router"},
+		{"validate: every check passes", cmd("validate", base), nil, 0, "ready to run"},
+		{"no command", nil, nil, 2, "Usage:"},
+		{"unknown command", []string{"frobnicate"}, nil, 2, `unknown command "frobnicate"`},
+		{"unknown flag", cmd("run", base, "--no-such-flag"), nil, 2, "no-such-flag"},
+		{"malformed flag value", cmd("run", base, "--commit-records", "many"), nil, 2, "commit-records"},
+		{"invalid configuration", cmd("run", base, "--delivery", "sometimes"), nil, 2, "delivery"},
+		{"invalid configuration: validate", cmd("validate", base, "--delivery", "sometimes"), nil, 2, "FAIL configuration"},
+		{"--start the server never had", cmd("run", base, "--start", "gtid:0-1-999999"), nil, 2, "correct --start"},
+		{"--start malformed", cmd("run", base, "--start", "gtid:garbage"), nil, 2, "invalid --start"},
+		{"missing outbox table", cmd("run", with("--outbox-table", "shop.outbx")), nil, 2, "but shop.outbox does"},
+		{"missing outbox table: validate", cmd("validate", with("--outbox-table", "shop.outbx")), nil, 2, "FAIL outbox table shop.outbx"},
+		{"GTID set refused: checkpoint set", cmd("checkpoint set", base, "--gtid", "garbage"), nil, 2, "garbage"},
+		{"GTID set refused: replay", cmd("replay", base, "--dry-run", "--from-gtid", "garbage"), nil, 2, "--from-gtid"},
+		{"server setting at start", cmd("run", base), serverSetting, 2, "binlog_format is STATEMENT"},
+		{"server setting at start: validate", cmd("validate", base), serverSetting, 2, "FAIL binlog_format"},
+		{"access denied", cmd("run", with("--mysql-user", "nobody")), nil, 1, "Access denied"},
+		{"access denied: validate", cmd("validate", with("--mysql-user", "nobody")), nil, 1, "Access denied"},
+		{"Kafka unreachable: validate", cmd("validate", with("--kafka-brokers", closedAddr(t))), nil, 1, "FAIL kafka"},
+	} {
+		undo := func() {}
+		if tc.setup != nil {
+			undo = tc.setup()
+		}
+		res := cliRun(t, tc.argv...)
+		undo()
+		out := res.stdout + res.stderr
+		assert.Equal(t, tc.code, res.code, "%s: %s", tc.cause, tail(out, 5))
+		assert.Contains(t, out, tc.want, tc.cause)
+		t.Logf("%-40s exit %d", tc.cause, res.code)
+	}
+	assert.Equal(t, "", loadCheckpointJSON(t, e, "codes"), "no command above stored a checkpoint")
+
+	t.Run("SIGTERM", func(t *testing.T) {
+		r := startRouter(t, base...)
+		require.NoError(t, r.waitLog(ctxTimeout(t, time.Minute), "no checkpoint stored"))
+		assert.Equal(t, 0, r.stop(30*time.Second), "run")
+
+		// A replay stopped while Kafka holds its produce request (until
+		// the test ends): it gives up the open transaction (after its
+		// 10 s abort timeout) and exits 0, saying from where to go on.
+		held := holdProduce(t, e)
+		rp := startCommand(t, "replay", append(append([]string(nil), base...), "--from-gtid", "", "--topic-prefix", "again.")...)
+		select {
+		case <-held:
+		case <-time.After(time.Minute):
+			t.Fatalf("no produce request of the replay reached the broker:\n%s", tail(rp.out.String(), 10))
+		}
+		code := rp.stop(time.Minute)
+		assert.Equal(t, 0, code, "replay")
+		assert.Contains(t, rp.out.String(), "stopped by a signal before the end of the range; replay again with --from-gtid")
+		t.Logf("SIGTERM: run exit 0, replay exit %d: %s", code, lineWith(rp.out.String(), "replay:"))
+	})
+
+	t.Run("checkpoint's binlog purged", func(t *testing.T) {
+		pos := gtidPos(t, e.db)
+		res := cliRun(t, cmd("checkpoint set", with("--name", "purged"), "--gtid", pos)...)
+		require.Equal(t, 0, res.code, res.stderr)
+		e.writeEvents("Purged", 2)
+		e.exec("FLUSH BINARY LOGS")
+		var newest string
+		require.NoError(t, e.db.QueryRow("SHOW MASTER STATUS").Scan(&newest, new(any), new(any), new(any)))
+		eventually(t, 30*time.Second, "purging the binlogs before "+newest, func() bool {
+			e.exec("PURGE BINARY LOGS TO '" + newest + "'")
+			return binlogFiles(t, e) == 1
+		})
+		for _, command := range []string{"run", "validate"} {
+			res := cliRun(t, cmd(command, with("--name", "purged"))...)
+			out := res.stdout + res.stderr
+			assert.Equal(t, 3, res.code, "%s: %s", command, tail(out, 5))
+			assert.Contains(t, out, "purged", command)
+			t.Logf("%-40s exit %d", "checkpoint's binlog purged: "+command, res.code)
+		}
+	})
+}
+
+// holdProduce makes the in-process kfake broker hold every produce
+// request until the test ends; held is signalled when the first one
+// arrives.
+func holdProduce(t testing.TB, e *env) (held <-chan struct{}) {
+	c := e.kafka.Cluster
+	stop, arrived := make(chan struct{}), make(chan struct{}, 1)
+	t.Cleanup(func() { close(stop) })
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		select {
+		case <-stop:
+			return nil, nil, false
+		default:
+		}
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		c.SleepControl(func() { <-stop })
+		return nil, nil, false
+	})
+	return arrived
 }

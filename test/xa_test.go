@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"fmt"
 	"strings"
@@ -15,9 +16,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 )
 
-// xaSession runs statements on one connection and then drops it, so that
-// a prepared XA transaction is left detached from any session (as a
-// transaction manager leaves it) and can be committed from another.
+// xaSession runs statements on one connection and then drops it.
 func (e *env) xaSession(t testing.TB, qs ...string) {
 	t.Helper()
 	ctx := t.Context()
@@ -28,8 +27,9 @@ func (e *env) xaSession(t testing.TB, qs ...string) {
 		_ = c.Close()
 	}()
 	for _, q := range qs {
-		// A prepared transaction becomes visible to other sessions once
-		// the server has ended the session that prepared it.
+		// A prepared transaction can be committed from another session
+		// once the server has detached it from the session that
+		// prepared it (xaRows waits for that: endSession).
 		var err error
 		require.NoError(t, poll(10*time.Second, func() bool {
 			_, err = c.ExecContext(ctx, q)
@@ -46,15 +46,41 @@ func (e *env) xaRows(t testing.TB, xid, agg string, n int, onePhase bool) []stri
 	return e.xaRowsPadded(t, xid, agg, n, 200, onePhase)
 }
 
+// endSession closes c, never returning it to the pool, and waits until
+// the server has ended its session. A prepared XA transaction is then
+// detached from any session, as a transaction manager leaves it, and can
+// be committed or rolled back from another. Committing it earlier, while
+// the server is still ending the preparing session, sometimes (about 1
+// in 100 transactions on MariaDB 10.11) leaves its committed rows
+// invisible to consistent reads (REPEATABLE READ and READ COMMITTED; READ
+// UNCOMMITTED shows them, XA RECOVER and innodb_trx are empty) for good:
+// a server race that the router does not see (it reads the binlog, which
+// has the commit) but an outbox-table oracle does.
+func (e *env) endSession(t testing.TB, c *sql.Conn) {
+	t.Helper()
+	var id int64
+	require.NoError(t, c.QueryRowContext(t.Context(), "SELECT CONNECTION_ID()").Scan(&id))
+	_ = c.Raw(func(any) error { return driver.ErrBadConn }) // never back to the pool
+	_ = c.Close()
+	eventually(t, 30*time.Second, fmt.Sprintf("the server ending session %d", id), func() bool {
+		var n int
+		err := e.db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&n)
+		return err == nil && n == 0
+	})
+}
+
 // xaRowsPadded is xaRows with pad bytes of filler in each payload.
 func (e *env) xaRowsPadded(t testing.TB, xid, agg string, n, pad int, onePhase bool) []string {
 	t.Helper()
 	ctx := t.Context()
 	c, err := e.db.Conn(ctx)
 	require.NoError(t, err)
+	ended := false
 	defer func() {
-		_ = c.Raw(func(any) error { return driver.ErrBadConn })
-		_ = c.Close()
+		if !ended {
+			_ = c.Raw(func(any) error { return driver.ErrBadConn })
+			_ = c.Close()
+		}
 	}()
 	exec := func(q string, args ...any) {
 		_, err := c.ExecContext(ctx, q, args...)
@@ -86,6 +112,8 @@ func (e *env) xaRowsPadded(t testing.TB, xid, agg string, n, pad int, onePhase b
 	} else {
 		exec("XA PREPARE " + xid)
 	}
+	ended = true
+	e.endSession(t, c)
 	return ids
 }
 
@@ -268,22 +296,10 @@ func TestXARestartBetweenPrepareAndCommit(t *testing.T) {
 		r.restart()
 	}
 	caughtUp("the end")
-	// The outbox table is the truth, but one run read none of the rows of
-	// XA transactions committed from another session there although the
-	// binlog had their commits (and the consumer had read them): wait for
-	// them, and say how long it took.
-	visible := time.Now()
-	eventually(t, 30*time.Second, "every committed XA row visible in the outbox table", func() bool {
-		rows := committedRows(t, e.db)
-		for _, id := range committed {
-			if _, ok := rows[id]; !ok {
-				return false
-			}
-		}
-		return true
-	})
-	t.Logf("committed XA rows visible in the outbox table after %s", time.Since(visible).Round(time.Millisecond))
 	want := committedRows(t, e.db)
+	for _, id := range committed {
+		require.Contains(t, want, id, "a committed XA row is missing from the outbox table")
+	}
 	col.waitAll(t, want, time.Minute)
 	require.Equal(t, 0, r.stop(30*time.Second))
 	got := col.settle(t, time.Second)
@@ -296,10 +312,10 @@ func TestXARestartBetweenPrepareAndCommit(t *testing.T) {
 }
 
 // TestXALargePrepared commits a prepared XA transaction of 20,000 rows
-// and 150 MiB of payloads, after one a tenth of its size: the rows are
+// and 150 MiB of payloads, after two a tenth of its size: the rows are
 // read again from the binlog and streamed, never held in memory, so the
 // router's peak RSS while committing the large one is about that of the
-// small one (the race detector multiplies memory, so a fixed limit alone
+// small ones (the race detector multiplies memory, so a fixed limit alone
 // would not tell), and below the fault tests' limit.
 func TestXALargePrepared(t *testing.T) {
 	if testing.Short() {
@@ -328,7 +344,9 @@ func TestXALargePrepared(t *testing.T) {
 		assert.Zero(t, dups)
 		return peak
 	}
-	small := commit("small", n/10)
+	// The peak of one small commit varies by tens of MiB under the race
+	// detector (150 to 190 MiB seen): the larger of two is the baseline.
+	small := max(commit("small-1", n/10), commit("small-2", n/10))
 	large := commit("large", n)
 	assert.Less(t, large-small, float64(payloadMiB)/3, "memory grew with the prepared transaction: %.0f MiB for a tenth, %.0f MiB for all", small, large)
 	assert.Less(t, large, rssLimitMB(), "memory bounded by configuration")
@@ -422,58 +440,66 @@ func TestXACommitOfUnknownPrepare(t *testing.T) {
 }
 
 // TestXAConnectionsCutDuringReread cuts the binlog dump connections (the
-// main one and the one reading a prepare group again) with KILL while a
-// large XA COMMIT is being published: the same router process reconnects,
-// reads the commit again, skips the rows it handed over, and each row is
-// read exactly once.
+// main one and the one reading a prepare group again) with KILL, three
+// times, while a large XA COMMIT is being published: the same router
+// process reconnects, reads the commit again, skips the rows it handed
+// over, and each row is read exactly once. The broker takes 100 ms to
+// answer each produce request and the router buffers at most 500 records,
+// so the reread of the 20,000 rows (1 KiB payloads) lasts many seconds;
+// with a Kafka transaction every 1,000 records the consumer sees its
+// progress. The cuts land after an eighth, a quarter and three eighths of
+// the rows, while the reread connection is up: it closes once the server
+// has sent the whole prepare group, which the router's buffers cannot
+// hold while more than half of it is left.
 func TestXAConnectionsCutDuringReread(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode: large XA transaction")
 	}
-	e := newEnv(t, envOpts{})
-	r := startRouter(t, e.args("xa-cut", "--max-buffered-records", "500")...)
+	e := kfakeEnv(t)
+	r := startRouter(t, e.args("xa-cut", "--max-buffered-records", "500", "--commit-records", "1000")...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	const n = 30000
-	ids := e.xaRows(t, "'cut'", "cut", n, false)
+	const n, cuts = 20000, 3
+	ids := e.xaRowsPadded(t, "'cut'", "cut", n, 1000, false)
 	e.barrier(t, col, r)
-	e.xaSession(t, "XA COMMIT 'cut'")
-	kills := 0
-	for kills < 3 {
-		seen, _ := countIDs(col, ids)
-		if seen == n {
-			break
-		}
-		var dumps []int64
+	slowProduce(t, e, 100*time.Millisecond)
+	dumps := func() []int64 {
+		var out []int64
 		rows, err := e.db.Query("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'")
 		require.NoError(t, err)
+		defer rows.Close()
 		for rows.Next() {
 			var id int64
 			require.NoError(t, rows.Scan(&id))
-			dumps = append(dumps, id)
+			out = append(out, id)
 		}
-		require.NoError(t, rows.Close())
-		if len(dumps) < 2 {
-			continue // the reread connection is not up (yet, or again)
-		}
-		for _, id := range dumps {
+		require.NoError(t, rows.Err())
+		return out
+	}
+	e.xaSession(t, "XA COMMIT 'cut'")
+	for kill := 1; kill <= cuts; kill++ {
+		// Another eighth of the rows is read, and the reread connection
+		// is up (again) beside the main one.
+		var conns []int64
+		eventually(t, time.Minute, fmt.Sprintf("%d rows read and the reread connection up before cut %d", kill*n/8, kill), func() bool {
+			s, _ := countIDs(col, ids)
+			if s < kill*n/8 {
+				return !r.running()
+			}
+			conns = dumps()
+			return len(conns) >= 2 || !r.running()
+		})
+		r.mustRun(fmt.Sprintf("before cut %d", kill))
+		seen, _ := countIDs(col, ids)
+		require.Less(t, seen, n, "the reread ended before cut %d: it must last longer", kill)
+		for _, id := range conns {
 			_, _ = e.db.Exec(fmt.Sprintf("KILL CONNECTION %d", id))
 		}
-		kills++
-		t.Logf("cut %d dump connections (%d of %d rows read so far)", len(dumps), seen, n)
-		// The reread is repeated on a new connection (or it is over).
-		eventually(t, time.Minute, "the reread again after the cut", func() bool {
-			var k int
-			_ = e.db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'").Scan(&k)
-			s, _ := countIDs(col, ids)
-			return k >= 2 || s == n || !r.running()
-		})
-		r.mustRun("after cutting the dump connections")
+		t.Logf("cut %d: %d dump connections (%d of %d rows read so far)", kill, len(conns), seen, n)
 	}
 	eventually(t, 3*time.Minute, "the XA rows", func() bool { s, _ := countIDs(col, ids); return s == n || !r.running() })
 	require.Equal(t, 0, r.stop(30*time.Second))
 	want := committedRows(t, e.db)
 	v := checkDelivery(t, want, col.settle(t, time.Second), nil)
-	t.Logf("%d cuts during the reread; read_committed consumer: %s; reconnects logged %d", kills, v, r.logCount("reconnecting"))
-	assert.Positive(t, kills, "no cut landed during the reread")
+	t.Logf("%d cuts during the reread; read_committed consumer: %s; reconnects logged %d", cuts, v, r.logCount("reconnecting"))
 	assert.Zero(t, v.Lost+v.Duplicated+v.Unknown+v.Disordered, v.String())
 }

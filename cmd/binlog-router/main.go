@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/validate"
 )
@@ -16,7 +17,7 @@ import (
 const (
 	exitOK     = 0 // stopped cleanly, or the command did what it was asked
 	exitFatal  = 1 // any other error: connection, Kafka, a row the router must stop before, ...
-	exitUsage  = 2 // bad usage or configuration: flags, --start, outbox tables, a refused GTID set
+	exitUsage  = 2 // bad usage or configuration: flags, --start, outbox tables, a refused GTID set, server settings
 	exitPurged = 3 // the binlog the checkpoint needs was purged
 	// exitShutdownTimeout: a stop did not commit within --shutdown-timeout
 	// and aborted the open Kafka transaction.
@@ -43,16 +44,21 @@ Run "binlog-router <command> -h" for the flags of a command.
 `
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	// The first SIGTERM or SIGINT cancels ctx: a clean stop. The handling
+	// is never undone, so that a later signal, while the command finishes
+	// or exits, cannot end the process by the signal's default action
+	// instead of with its exit code. A signal that arrives before this
+	// line (while the program loads, a few milliseconds) ends it as it
+	// ends any program that handles none.
+	ctx, _ := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	os.Exit(run(ctx, os.Args[1:]))
 }
 
-func run(args []string) int {
+func run(ctx context.Context, args []string) int {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, usage)
 		return exitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	if cmd, ok := commands[args[0]]; ok {
 		return cmd(ctx, args[1:])
 	}
@@ -89,8 +95,12 @@ func exitCode(err error) int {
 
 // isUsage reports whether err is a configuration mistake found on the
 // server: a --start the server cannot serve, an outbox table that does
-// not exist, a GTID set given to a command that the server refuses.
+// not exist, a GTID set given to a command that the server refuses, or a
+// server setting the router requires (binlog off, binlog_format not ROW,
+// binlog_row_image not FULL, GTIDs off; found at start, or per event when
+// it changed at runtime).
 func isUsage(err error) bool {
 	var refused *refusedSetError
-	return errors.Is(err, relay.ErrInvalidStart) || errors.Is(err, validate.ErrMissingTable) || errors.As(err, &refused)
+	return errors.Is(err, relay.ErrInvalidStart) || errors.Is(err, validate.ErrMissingTable) ||
+		errors.As(err, &refused) || errors.Is(err, binlog.ErrServerConfig)
 }

@@ -50,8 +50,11 @@ router's command line and environment give the records the router gave
 ignored: the replay's binlog connection uses --replay-server-id (random by
 default), because a server drops one of two connections with the same id.
 
-A summary line goes to stderr. Exit status: 0 done, 1 error, 2 usage
-(flags, a GTID set that does not parse), 3 the range's binlog was purged.
+A summary line goes to stderr. Exit status: 0 done, or stopped by
+SIGTERM/SIGINT (the summary says up to where it committed: replay again
+from there); 1 error; 2 usage (flags, a GTID set that does not parse or
+that the server refuses, a server setting); 3 the range's binlog was
+purged.
 
 Flags:
 `
@@ -89,16 +92,19 @@ func cmdReplay(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	sum, err := runReplay(ctx, &cfg, log)
+	stopped := err != nil && ctx.Err() != nil
+	if stopped {
+		// SIGTERM/SIGINT: a clean stop, as for every command.
+		sum.Reason = fmt.Sprintf("stopped by a signal before the end of the range; replay again with --from-gtid %q to continue", sum.Committed)
+	}
 	if sum.Started {
 		fmt.Fprintln(os.Stderr, summaryLine(sum, rf.TopicPrefix))
 	}
-	if err == nil {
+	switch {
+	case err == nil, stopped:
 		return exitOK
 	}
 	fmt.Fprintln(os.Stderr, "binlog-router replay:", err)
-	if errors.Is(err, context.Canceled) {
-		return exitFatal // interrupted: the range was not replayed completely
-	}
 	return exitCode(err)
 }
 

@@ -69,8 +69,10 @@ func route(ctx context.Context, cfg *config.Config, log zerolog.Logger) error {
 		stop()
 		_ = g.Wait()
 	}()
+	watch := metrics.NewReplicaWatch(m, log, metrics.ReplicaWatchConfig{Kafka: cfg.KafkaOpts(), Topics: watchedTopics(cfg)})
+	g.Go(func() error { return watch.Run(sctx) })
 	if cfg.MetricsAddr != "" {
-		srv, err := metrics.Serve(sctx, cfg.MetricsAddr, m, nil)
+		srv, err := metrics.Serve(sctx, cfg.MetricsAddr, m, watch.Ready)
 		if err != nil {
 			return err
 		}
@@ -104,6 +106,19 @@ func route(ctx context.Context, cfg *config.Config, log zerolog.Logger) error {
 	log.Info().Str("version", version).Str("mysql_addr", cfg.MySQLAddr).Strs("kafka_brokers", cfg.KafkaBrokers).
 		Strs("outbox_tables", cfg.OutboxTables).Msg("binlog-router starting")
 	return r.Run(ctx)
+}
+
+// watchedTopics are the topics the replica watch looks at besides the
+// outbox topics records were routed to.
+func watchedTopics(cfg *config.Config) []string {
+	topics := []string{cfg.CheckpointTopic}
+	if cfg.OnInvalid == string(relay.InvalidDeadLetter) {
+		topics = append(topics, cfg.DeadLetterTopic)
+	}
+	if cfg.Delivery == string(relay.ExactlyOnce) {
+		topics = append(topics, "__transaction_state")
+	}
+	return topics
 }
 
 func usageError(err error) int {

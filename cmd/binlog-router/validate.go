@@ -16,7 +16,8 @@ import (
 func init() { commands["validate"] = cmdValidate }
 
 // cmdValidate checks everything `run` with the same flags would need and
-// prints one line per check; the exit code is 1 if any check failed.
+// prints one line per check. It exits with the code `run` would exit with
+// for the failed checks (validateExit); 0 when none failed.
 func cmdValidate(ctx context.Context, args []string) int {
 	cfg := config.Default()
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
@@ -46,6 +47,8 @@ func cmdValidate(ctx context.Context, args []string) int {
 		CheckpointTopic: cfg.CheckpointTopic,
 		Start:           cfg.Start,
 		ExactlyOnce:     cfg.Delivery == string(relay.ExactlyOnce),
+		TopicTemplate:   cfg.TopicTemplate,
+		DeadLetterTopic: deadLetterTopic(&cfg),
 
 		AllowMissingTable: cfg.AllowMissingTable,
 		RequireUUID:       cfg.RequireUUID,
@@ -54,12 +57,30 @@ func cmdValidate(ctx context.Context, args []string) int {
 	for _, c := range checks {
 		fmt.Println(c)
 	}
-	if validate.Failed(checks) {
+	if code := validateExit(checks); code != exitOK {
 		fmt.Printf("validate: %s: fix each FAIL above, then validate again\n", validate.Summary(checks))
-		return exitFatal
+		return code
 	}
 	fmt.Printf("validate: %s: ready to run\n", validate.Summary(checks))
 	return exitOK
+}
+
+// validateExit is the exit code of validate: that of `run` for the worst
+// failed check (exitUsage for configuration, the tables and --start named
+// on the command line and the server settings the router requires;
+// exitPurged when the checkpoint's binlog is gone; exitFatal for any other
+// failure), or exitOK.
+func validateExit(checks []validate.Check) int {
+	cause, failed := validate.Worst(checks)
+	switch {
+	case !failed:
+		return exitOK
+	case cause == validate.CauseConfig:
+		return exitUsage
+	case cause == validate.CausePurged:
+		return exitPurged
+	}
+	return exitFatal
 }
 
 // securityWarning turns one of config's security warnings into a check,
@@ -72,4 +93,12 @@ func securityWarning(w string) validate.Check {
 		}
 	}
 	return c
+}
+
+// deadLetterTopic is the dead-letter topic when rows go there, else "".
+func deadLetterTopic(cfg *config.Config) string {
+	if cfg.OnInvalid == string(relay.InvalidDeadLetter) {
+		return cfg.DeadLetterTopic
+	}
+	return ""
 }

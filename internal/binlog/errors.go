@@ -32,9 +32,20 @@ var (
 
 	// ErrServerConfig means the server is not set up for row-based
 	// replication with GTIDs (binlog off, format not ROW, image not FULL,
-	// GTID mode off).
+	// GTID mode off). Server.Check finds it at start; the stream finds it
+	// per event when a setting changed at runtime: a row image without a
+	// mapped column, an outbox INSERT logged as a statement, or TABLE_MAP
+	// events without column names after the router started with
+	// binlog_row_metadata=FULL (each an *EventError that also wraps
+	// ErrUnmappable or ErrStatementFormat).
 	ErrServerConfig = errors.New("server not configured for row-based binlog with GTIDs")
 )
+
+// settingError marks err as caused by a server setting the router needs:
+// errors.Is(e, ErrServerConfig) holds, and the text is err's.
+type settingError struct{ error }
+
+func (e settingError) Unwrap() []error { return []error{e.error, ErrServerConfig} }
 
 // PurgedError reports a start position the server cannot serve.
 type PurgedError struct {

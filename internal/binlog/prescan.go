@@ -15,6 +15,15 @@ import (
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
+// whyMetadataChanged is why a table's definition is not known when the
+// router started with binlog_row_metadata=FULL, and metadataChangedFix
+// the way out: a router started without FULL metadata tracks the
+// definitions from its start position.
+const (
+	whyMetadataChanged = "binlog_row_metadata was FULL when the router started, and rows without column names came later (the setting changed at runtime)"
+	metadataChangedFix = "restart the router: started while binlog_row_metadata is not FULL, it reads the table's columns from information_schema, follows them through DDL and routes these rows; set binlog_row_metadata=FULL again (SET PERSIST or the server's configuration) once it has passed them, since a router started with FULL stops at rows without column names"
+)
+
 // startDefinitions prepares the tracked definitions for a Run from from,
 // when TABLE_MAP events carry no column names.
 //
@@ -37,7 +46,7 @@ func (r *Reader) startDefinitions(ctx context.Context, from *gtid.Set, c *tableC
 	c.settle, c.settleAfter = map[string]schema.TableDef{}, map[string]string{}
 	if r.server.FullMetadata() {
 		for _, t := range r.cfg.Tables {
-			c.defs.forget(t.String(), "binlog_row_metadata was FULL when the router started, and rows without column names came later (the setting changed at runtime)")
+			c.defs.forget(t.String(), whyMetadataChanged)
 		}
 		return nil
 	}

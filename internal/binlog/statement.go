@@ -32,7 +32,7 @@ func (s *stream) statement(query, defaultDB, gtidText string) error {
 	}
 	if res.statement != "" {
 		return &EventError{Table: res.written, GTID: gtidText,
-			Err: fmt.Errorf("%w: an %s was logged as a statement, without row images (binlog_format is not ROW on the server); statement: %s", ErrStatementFormat, res.statement, clip(query, 300)),
+			Err: settingError{fmt.Errorf("%w: an %s was logged as a statement, without row images (binlog_format is not ROW on the server); statement: %s", ErrStatementFormat, res.statement, clip(query, 300))},
 			Fix: "set binlog_format=ROW on the server (SET GLOBAL and in its configuration; sessions opened before keep their format until they reconnect), then publish the rows of this transaction with `binlog-router replay` or from the table"}
 	}
 	for _, name := range res.touched {

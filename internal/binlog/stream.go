@@ -260,7 +260,7 @@ func (s *stream) rowsEvent(ctx context.Context, e *replication.RowsEvent, typ re
 	if len(e.ColumnBitmap1) > 0 {
 		if ord := missingMapped(&t.layout, e.ColumnBitmap1); ord >= 0 {
 			return &EventError{Table: t.name, GTID: s.txn.GTID,
-				Err: fmt.Errorf("%w: the row image leaves out mapped column %s (binlog_row_image is not FULL on the server)", ErrUnmappable, t.columnName(ord)),
+				Err: settingError{fmt.Errorf("%w: the row image leaves out mapped column %s (binlog_row_image is not FULL on the server)", ErrUnmappable, t.columnName(ord))},
 				Fix: "set binlog_row_image=FULL on the server (SET GLOBAL and in its configuration; sessions opened before keep their setting until they reconnect), then publish the rows written meanwhile with `binlog-router replay` or from the table"}
 		}
 	}

@@ -131,9 +131,12 @@ func (c *tableCache) lookup(ctx context.Context, tm *replication.TableMapEvent, 
 			if why == "" {
 				why = "it was not read at start"
 			}
-			return nil, &EventError{Table: name, GTID: gtidText,
-				Err: fmt.Errorf("%w: the binlog carries no column names (binlog_row_metadata is not FULL) and the table's column layout when this row was written is not known: %s", ErrUnmappable, why),
-				Fix: fullMetadataFix}
+			err := fmt.Errorf("%w: the binlog carries no column names (binlog_row_metadata is not FULL) and the table's column layout when this row was written is not known: %s", ErrUnmappable, why)
+			fix := fullMetadataFix
+			if why == whyMetadataChanged {
+				err, fix = settingError{err}, metadataChangedFix
+			}
+			return nil, &EventError{Table: name, GTID: gtidText, Err: err, Fix: fix}
 		}
 		if err := checkTableMap(tm, cols); err != nil {
 			return nil, &EventError{Table: name, GTID: gtidText,

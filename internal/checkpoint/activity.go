@@ -125,7 +125,9 @@ func DescribeActivity(ctx context.Context, adm *kadm.Client, group, transactiona
 			return a, fmt.Errorf("describing consumer group %q: %w", group, g.Err)
 		}
 		for _, m := range g.Members {
-			a.Members = append(a.Members, m.ClientID+"@"+m.ClientHost)
+			// Apache Kafka reports the host as Java prints an address
+			// ("/127.0.0.1"), kfake as host:port.
+			a.Members = append(a.Members, m.ClientID+"@"+strings.TrimPrefix(m.ClientHost, "/"))
 		}
 	}
 	var txns kadm.DescribedTransactions

@@ -45,6 +45,10 @@ type ApacheKafkaConfig struct {
 	// node, e.g. {"SASL_SSL": "SASL_SSL"} (name: security protocol). Their
 	// addresses are returned by ApacheKafka.ListenerAddrs.
 	ExtraListeners map[string]string
+	// Advertise, when set, returns the host:port node i (0 for the first)
+	// advertises for the extra listener name instead of the listener's
+	// own, e.g. a proxy in front of it; "" keeps the listener's own.
+	Advertise func(name string, node int) string
 }
 
 // ApacheKafka is a private Apache Kafka cluster: one directory, one JVM per
@@ -177,8 +181,16 @@ func (k *ApacheKafka) nodeProps(n *kafkaNode, voters string) map[string]string {
 		fmt.Sprintf("CONTROLLER://127.0.0.1:%d", n.controllerPort),
 	}
 	protocols := []string{"CONTROLLER:PLAINTEXT", "PLAINTEXT:PLAINTEXT"}
+	advertised := slices.Clone(listeners)
 	for _, name := range slices.Sorted(maps.Keys(k.cfg.ExtraListeners)) {
-		listeners = append(listeners, fmt.Sprintf("%s://127.0.0.1:%d", name, n.extra[name]))
+		l := fmt.Sprintf("%s://127.0.0.1:%d", name, n.extra[name])
+		listeners = append(listeners, l)
+		if k.cfg.Advertise != nil {
+			if addr := k.cfg.Advertise(name, n.id-1); addr != "" {
+				l = name + "://" + addr
+			}
+		}
+		advertised = append(advertised, l)
 		protocols = append(protocols, name+":"+k.cfg.ExtraListeners[name])
 	}
 	rf, isr := "1", "1"
@@ -189,7 +201,7 @@ func (k *ApacheKafka) nodeProps(n *kafkaNode, voters string) map[string]string {
 		"process.roles":                                    "broker,controller",
 		"node.id":                                          strconv.Itoa(n.id),
 		"listeners":                                        strings.Join(listeners, ","),
-		"advertised.listeners":                             strings.Join(listeners, ","),
+		"advertised.listeners":                             strings.Join(advertised, ","),
 		"inter.broker.listener.name":                       "PLAINTEXT",
 		"controller.listener.names":                        "CONTROLLER",
 		"listener.security.protocol.map":                   strings.Join(protocols, ","),
@@ -306,6 +318,10 @@ func (k *ApacheKafka) NodeIndex(id int32) int {
 	}
 	return -1
 }
+
+// DataDir is node i's log directory (log.dirs): one directory per
+// partition, and the log cleaner's cleaner-offset-checkpoint.
+func (k *ApacheKafka) DataDir(i int) string { return k.nodes[i].dataDir() }
 
 // LogTail returns the last n lines of node i's log (every run appended).
 func (k *ApacheKafka) LogTail(i, n int) string {

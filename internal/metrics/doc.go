@@ -7,6 +7,10 @@
 // binlog.Observer (OutboxUpdate, DDL), and its KafkaHooks are franz-go hooks
 // for every kgo.Client of the process. The extra methods Reconnect,
 // DeadLetter and Failed are there for the reporters that count those.
+// ReplicaWatch looks at the partitions the router writes to, with a client
+// of its own, and reports those that refuse acks=all writes (no leader,
+// fewer in-sync replicas than min.insync.replicas) in the log, a gauge and
+// /readyz; it never changes what the relay does.
 //
 // Promises:
 //

@@ -44,6 +44,7 @@ type Metrics struct {
 	errors        *prometheus.CounterVec
 	deadLetters   *prometheus.CounterVec
 	ddl           prometheus.Counter
+	refusing      *prometheus.GaugeVec // set by a ReplicaWatch
 	kafka         *kafkaMetrics
 
 	topics *limiter
@@ -127,6 +128,10 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 		Namespace: Namespace, Name: "ddl_total",
 		Help: "DDL statements seen that may touch an outbox table.",
 	})
+	m.refusing = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Subsystem: "kafka", Name: "partitions_refusing_writes",
+		Help: "Partitions the router writes to that refuse acks=all writes, by reason (no_leader, below_min_insync_replicas), as the last look of the replica watch found them.",
+	}, []string{"reason"})
 	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "lag_seconds",
 		Help: "Seconds the checkpoint is behind the source: now minus the source commit time of the last committed transaction, or of the last caught-up heartbeat; 0 while caught up with nothing pending.",
@@ -152,7 +157,7 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 
 	m.kafka = newKafkaMetrics(m)
 	reg.MustRegister(m.eventsRouted, m.bytesRouted, m.transactions, m.commits, m.commitRecords,
-		m.checkpoint, m.buffered, m.reconnects, m.errors, m.deadLetters, m.ddl,
+		m.checkpoint, m.buffered, m.reconnects, m.errors, m.deadLetters, m.ddl, m.refusing,
 		lag, age, caughtUp, build)
 	m.kafka.register(reg)
 	return m

@@ -48,5 +48,9 @@
 // a row that cannot be routed stops the relay (or, by policy, goes to the
 // dead-letter topic first), and a failed produce aborts the Kafka
 // transaction (exactly-once) or stops before the checkpoint
-// (at-least-once).
+// (at-least-once). A row whose record timestamp the brokers refuse
+// (INVALID_TIMESTAMP, for its whole batch) becomes such a row error in the
+// next session, which starts from the committed checkpoint: the refused
+// records outside the topic's timestamp window are marked first
+// (timestamps.go).
 package relay

@@ -27,8 +27,9 @@ type kafka interface {
 
 // brokers reaches the Kafka cluster of Config.Kafka.
 type brokers struct {
-	cfg *Config
-	log zerolog.Logger
+	cfg    *Config
+	log    zerolog.Logger
+	failed func(*kgo.Record, error) // sees every record that failed (timestampGuard.note)
 }
 
 // ensureCheckpointTopic uses its own client: the producer's may create
@@ -48,7 +49,9 @@ func (b brokers) loadCheckpoint(ctx context.Context) (*checkpoint.Checkpoint, er
 }
 
 func (b brokers) newSink() (Sink, error) {
-	return txnproducer.New(producerConfig(b.cfg, b.log))
+	pc := producerConfig(b.cfg, b.log)
+	pc.OnFailure = b.failed
+	return txnproducer.New(pc)
 }
 
 // producerConfig is the producer of a router: transactional with the

@@ -226,6 +226,11 @@ func (r *Relay) record(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, err
 		}
 	}
 	if err == nil {
+		if re := r.ts.rowError(row, txn); re != nil {
+			err = re
+		}
+	}
+	if err == nil {
 		return rec, nil
 	}
 	var re *route.RowError
@@ -238,7 +243,11 @@ func (r *Relay) record(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, err
 	}
 	r.cfg.Metrics.DeadLetter(string(re.Kind))
 	r.log.Warn().Err(re).Str("dead_letter_topic", r.cfg.DeadLetterTopic).Msg("outbox row diverted to the dead-letter topic")
-	return deadLetterRecord(r.cfg.DeadLetterTopic, row, txn, re, r.cfg.MaxMessageBytes), nil
+	dl := deadLetterRecord(r.cfg.DeadLetterTopic, row, txn, re, r.cfg.MaxMessageBytes)
+	if re.Kind == KindInvalidTimestamp {
+		dl.Timestamp = time.Now() // the row's own would be refused again
+	}
+	return dl, nil
 }
 
 func (r *Relay) produce(ctx context.Context, rec *kgo.Record) error {

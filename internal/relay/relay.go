@@ -52,6 +52,8 @@ type Relay struct {
 	commits  int         // commit points in this active session
 	progress func()      // called when Kafka took a commit or nothing waits
 	events   uint64
+
+	ts timestampGuard // rows whose record timestamps the brokers refused
 }
 
 // New returns a Relay reading from reader. It does not connect to Kafka
@@ -80,7 +82,8 @@ func newRelay(cfg Config, source Source) (*Relay, error) {
 	}
 	r := &Relay{cfg: cfg, source: source, router: router,
 		log: cfg.Logger.With().Str("component", "relay").Str("name", cfg.Name).Logger()}
-	r.kafka = brokers{cfg: &r.cfg, log: r.log}
+	r.ts.limit = cfg.MaxBufferedRecords
+	r.kafka = brokers{cfg: &r.cfg, log: r.log, failed: r.ts.note}
 	r.startAt = func(_ context.Context, start string) (*gtid.Set, error) {
 		return ResolveStart(start, source.Server())
 	}
@@ -92,6 +95,7 @@ func (r *Relay) reset() {
 	r.records, r.pendingTxns, r.partial, r.events, r.commits = 0, 0, false, 0, 0
 	r.open, r.openGTID, r.openRows = nil, "", 0
 	r.overran.Store(false)
+	r.ts.reset()
 }
 
 // Run routes until ctx is cancelled or a fatal error occurs. On
@@ -161,6 +165,7 @@ func (r *Relay) runActive(ctx context.Context) error {
 		return err
 	}
 	r.committed, r.pending = start, start.Clone()
+	r.ts.forget(func(g string) bool { return covers(start, g) })
 	r.pendingLayouts = nil
 	if cp != nil {
 		r.pendingLayouts = cp.Layouts

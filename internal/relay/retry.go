@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/txnproducer"
 )
@@ -19,9 +22,18 @@ import (
 func (r *Relay) runRetrying(ctx context.Context) error {
 	backoff := 250 * time.Millisecond
 	var failingSince time.Time
+	worked := false // a session of this process has committed
 	for {
 		err := r.runActive(ctx)
-		if err == nil || ctx.Err() != nil || !retriable(err) {
+		worked = worked || r.commits > 0
+		if errors.Is(err, kerr.InvalidTimestamp) && ctx.Err() == nil {
+			if n := r.ts.judge(ctx, r.cfg.Kafka, time.Now()); n > 0 {
+				r.log.Warn().Err(err).Int("rows", n).Str("on_invalid", string(r.cfg.OnInvalid)).
+					Msg("the brokers refused record timestamps; resuming from the committed checkpoint to handle those rows as row errors")
+				continue
+			}
+		}
+		if err == nil || ctx.Err() != nil || !(retriable(err) || worked && closedAtOnce(err)) {
 			return err
 		}
 		if r.commits > 0 {
@@ -73,4 +85,15 @@ func retriableKafka(err error) bool {
 		return false
 	}
 	return txnproducer.Retriable(err)
+}
+
+// closedAtOnce reports a connection the broker side closed before its
+// first answer. franz-go takes it for a TLS or SASL mismatch and does not
+// retry it, and at the first connection that is the likely cause. Once
+// the settings have worked, it is a broker going away behind a proxy or a
+// load balancer, which accepts the connection and then has nowhere to
+// forward it: retriable.
+func closedAtOnce(err error) bool {
+	var first *kgo.ErrFirstReadEOF
+	return errors.As(err, &first)
 }

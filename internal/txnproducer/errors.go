@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -25,8 +26,12 @@ func Describe(rec *kgo.Record, err error) error {
 			gtidText = string(h.Value)
 		}
 	}
-	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+	switch {
+	case errors.Is(err, kerr.UnknownTopicOrPartition):
 		err = fmt.Errorf("%w; topic %s does not exist and the brokers did not create it: create it, or allow auto-creation (--auto-create-topics and the brokers' auto.create.topics.enable)", err, rec.Topic)
+	case errors.Is(err, kerr.InvalidTimestamp):
+		err = fmt.Errorf("%w; the brokers refused the record batch: a record's timestamp (created_at, or the commit time) is outside topic %s's message.timestamp.after.max.ms / message.timestamp.before.max.ms of their clock (this record's: %s)",
+			err, rec.Topic, rec.Timestamp.UTC().Format(time.RFC3339Nano))
 	}
 	if id == "" {
 		return fmt.Errorf("producing to topic %s: %w", rec.Topic, err)

@@ -40,6 +40,9 @@ type Config struct {
 	Logger zerolog.Logger
 	// Log receives the producer's own warnings (an abort that failed).
 	Log zerolog.Logger
+	// OnFailure, if set, sees every record that failed, with its error,
+	// from franz-go's goroutines; it must be quick.
+	OnFailure func(*kgo.Record, error)
 }
 
 func (c *Config) validate() error {
@@ -63,8 +66,9 @@ type Producer struct {
 	txnID string
 	log   zerolog.Logger
 
-	inTxn bool
-	began time.Time // when the open transaction was begun, by the local clock
+	inTxn     bool
+	began     time.Time // when the open transaction was begun, by the local clock
+	onFailure func(*kgo.Record, error)
 
 	mu          sync.Mutex
 	firstErr    error
@@ -99,7 +103,7 @@ func New(cfg Config) (*Producer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka client: %w", err)
 	}
-	p := &Producer{cl: cl, txnID: cfg.TransactionalID, log: cfg.Log}
+	p := &Producer{cl: cl, txnID: cfg.TransactionalID, log: cfg.Log, onFailure: cfg.OnFailure}
 	p.promise = p.onProduced
 	return p, nil
 }
@@ -148,6 +152,9 @@ func (p *Producer) Produce(ctx context.Context, rec *kgo.Record) {
 func (p *Producer) onProduced(rec *kgo.Record, err error) {
 	if err == nil {
 		return
+	}
+	if p.onFailure != nil {
+		p.onFailure(rec, err)
 	}
 	p.mu.Lock()
 	if p.firstErr == nil {

@@ -15,12 +15,24 @@ const (
 	Fail Status = "FAIL" // the router cannot work correctly until this is fixed
 )
 
+// Cause is what a failed check would stop `binlog-router run` with, so
+// that validate can exit with the code run would exit with.
+type Cause uint8
+
+// The causes of a Fail.
+const (
+	CauseError  Cause = iota // any other error (connection, privileges, Kafka, the checkpoint, a table's columns)
+	CauseConfig              // configuration: an outbox table that does not exist, a --start the server cannot serve, a server setting the router requires
+	CausePurged              // the binlog after the stored checkpoint was purged
+)
+
 // Check is the outcome of one requirement.
 type Check struct {
 	Name   string // what was checked, e.g. "binlog_format" or "outbox table shop.outbox"
 	Status Status
 	Detail string // what was found
 	Fix    string // what to do; set for every Warn and Fail
+	Cause  Cause  // of a Fail; CauseError otherwise
 }
 
 // String formats c as one line:
@@ -35,14 +47,18 @@ func (c Check) String() string {
 	return s
 }
 
-// Failed reports whether any check failed.
-func Failed(checks []Check) bool {
+// Worst returns the cause of the failed checks that `run` would stop with
+// first: CauseConfig before CausePurged before CauseError, as run checks
+// its configuration and the server's settings before it reads the binlog.
+// failed is false when no check failed.
+func Worst(checks []Check) (cause Cause, failed bool) {
+	rank := map[Cause]int{CauseError: 1, CausePurged: 2, CauseConfig: 3}
 	for _, c := range checks {
-		if c.Status == Fail {
-			return true
+		if c.Status == Fail && (!failed || rank[c.Cause] > rank[cause]) {
+			cause, failed = c.Cause, true
 		}
 	}
-	return false
+	return cause, failed
 }
 
 // Summary counts the checks by status, e.g. "14 checks: 12 OK, 1 WARN,
@@ -65,6 +81,14 @@ func warn(name, fix, detail string, args ...any) Check {
 
 func fail(name, fix, detail string, args ...any) Check {
 	return Check{Name: name, Status: Fail, Detail: fmt.Sprintf(detail, args...), Fix: fix}
+}
+
+// because sets the cause of a failed check.
+func because(cause Cause, c Check) Check {
+	if c.Status == Fail {
+		c.Cause = cause
+	}
+	return c
 }
 
 // on reports whether a server variable's value means on.

@@ -21,9 +21,33 @@ func TestValidateCheckString(t *testing.T) {
 		assert.Equal(t, tt.want, tt.c.String())
 	}
 	checks := []Check{tests[0].c, tests[2].c, tests[3].c}
-	assert.True(t, Failed(checks))
-	assert.False(t, Failed(checks[:2]))
 	assert.Equal(t, "3 checks: 1 OK, 1 WARN, 1 FAIL", Summary(checks))
+}
+
+// TestValidateWorst: the cause of the failed checks that run would stop
+// with first; warnings and OKs have none.
+func TestValidateWorst(t *testing.T) {
+	okc, warnc := ok("a", "fine"), warn("b", "fix", "meh")
+	failc := fail("c", "fix", "broken")
+	config := because(CauseConfig, fail("d", "fix", "misconfigured"))
+	purged := because(CausePurged, fail("e", "fix", "gone"))
+	for _, tt := range []struct {
+		name   string
+		checks []Check
+		cause  Cause
+		failed bool
+	}{
+		{"none", nil, CauseError, false},
+		{"no failure", []Check{okc, warnc, because(CauseConfig, warnc)}, CauseError, false},
+		{"error", []Check{okc, failc}, CauseError, true},
+		{"purged over error", []Check{failc, purged, failc}, CausePurged, true},
+		{"configuration over all", []Check{purged, config, failc}, CauseConfig, true},
+	} {
+		cause, failed := Worst(tt.checks)
+		assert.Equal(t, tt.failed, failed, tt.name)
+		assert.Equal(t, tt.cause, cause, tt.name)
+	}
+	assert.Equal(t, CauseError, because(CauseConfig, warnc).Cause, "only a Fail has a cause")
 }
 
 func TestValidateParseVersion(t *testing.T) {

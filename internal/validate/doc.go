@@ -9,10 +9,16 @@
 //     would stop at or refuse every row of an outbox table (a mapped column
 //     of a type it does not publish, a character set it does not convert, a
 //     DATETIME without a time zone, an event id column --require-uuid
-//     refuses). Every Fail carries a Fix.
+//     refuses). Every Fail carries a Fix, and the Cause `run` would stop
+//     with for it (configuration, a purged binlog, or any other error;
+//     Worst picks the one run meets first), so that the validate command
+//     exits as run would.
 //   - Warn: the router works, but a recommendation is not followed (for
-//     example binlog_row_metadata is not FULL, or the cluster has fewer than
-//     three brokers for exactly-once delivery). Every Warn carries a Fix.
+//     example binlog_row_metadata is not FULL, the cluster has fewer than
+//     three brokers for exactly-once delivery, or a topic the router writes
+//     to, or the transaction state log, cannot survive the loss of a broker
+//     with acks=all: replication factor below 3, min.insync.replicas below
+//     2 or equal to the replication factor). Every Warn carries a Fix.
 //   - OK: the requirement is met; Detail says what was found.
 //
 // What it promises:

@@ -88,6 +88,7 @@ func (v *validator) kafka(m *mysqlFacts) *kafkaFacts {
 		exists: exists, detail: td, policy: policy, policyErr: policyErr}))
 
 	v.add(v.transactions(cl, adm, numBrokers))
+	v.durability(adm, meta)
 
 	k := &kafkaFacts{}
 	var flavor gtid.Flavor

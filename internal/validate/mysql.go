@@ -280,5 +280,5 @@ func (v *validator) missingCheck(db *sql.DB, info tableInfo, flavor gtid.Flavor,
 		return warn(name, "create it before the application writes to it; the router stops if a table with a name close to it appears first",
 			"%s (allowed by --allow-missing-table)", m.detail())
 	}
-	return fail(name, m.fix(), "%s", m.detail())
+	return because(CauseConfig, fail(name, m.fix(), "%s", m.detail()))
 }

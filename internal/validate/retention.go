@@ -129,14 +129,15 @@ func (v *validator) position(m *mysqlFacts, k *kafkaFacts) {
 	} else {
 		set, err := relay.ResolveStart(v.cfg.Start, m.server)
 		if err != nil {
-			v.add(fail(name, "correct --start: earliest, latest or gtid:<set> in the server's syntax", "%v", err))
+			v.add(because(CauseConfig, fail(name, "correct --start: earliest, latest or gtid:<set> in the server's syntax", "%v", err)))
 			return
 		}
 		if strings.HasPrefix(v.cfg.Start, "gtid:") && set.IsEmpty() {
-			v.add(fail(name, "use --start earliest to start at the oldest binlog the server has", "--start %q is an empty GTID set", v.cfg.Start))
+			v.add(because(CauseConfig, fail(name, "use --start earliest to start at the oldest binlog the server has", "--start %q is an empty GTID set", v.cfg.Start)))
 			return
 		}
 		in.pos, in.from, in.start = set, "--start "+v.cfg.Start, true
+		in.earliest = v.cfg.Start == "earliest"
 	}
 	v.add(checkPosition(in))
 }
@@ -148,6 +149,7 @@ type positionInput struct {
 	pos              *gtid.Set // where the router would start
 	from             string    // "the checkpoint" or "--start ..."
 	start            bool      // pos comes from --start, not from a checkpoint
+	earliest         bool      // --start earliest: the router starts at the oldest binlog, whatever was purged
 	executed, purged *gtid.Set // the server's (purged: MySQL only)
 	oldest           *binlogStart
 	oldestErr        error
@@ -156,8 +158,26 @@ type positionInput struct {
 // checkPosition judges whether the server can send the binlog after pos:
 // it must not be ahead of the server, and nothing after it may be purged
 // (MySQL: pos covers gtid_purged; MariaDB: pos has reached, in every
-// domain, the Gtid_list at the start of the oldest binlog).
+// domain, the Gtid_list at the start of the oldest binlog). A failure is
+// the cause `run` stops with: a refused --start is configuration, a
+// checkpoint whose binlog is gone is CausePurged. --start earliest after
+// a purge only warns: run starts at the oldest binlog and logs that the
+// transactions before it are gone.
 func checkPosition(in positionInput) Check {
+	c := judgePosition(in)
+	switch {
+	case c.Status != Fail || !in.start:
+	case in.earliest && c.Cause == CausePurged:
+		c.Status, c.Cause = Warn, CauseError
+		c.Detail += "; --start earliest starts at the oldest binlog, and the outbox rows of the purged transactions are not published"
+		c.Fix = "if those rows were never published, republish them from the outbox table; to start elsewhere, use --start gtid:<set> or latest"
+	default:
+		c.Cause = CauseConfig
+	}
+	return c
+}
+
+func judgePosition(in positionInput) Check {
 	const name = "binlog position"
 	at := in.from + " " + bracket(in.pos)
 	if ahead := in.pos.Subtract(in.executed); !ahead.IsEmpty() {
@@ -170,8 +190,8 @@ func checkPosition(in positionInput) Check {
 		if missing.IsEmpty() {
 			return ok(name, "the server still has every transaction after %s (gtid_purged %s)", at, bracket(in.purged))
 		}
-		return fail(name, republish+fmt.Sprintf("binlog-router checkpoint set --name %s --gtid %s (with the router's flags)", in.name, in.purged),
-			"the server purged %s, which %s does not cover: the router cannot read them", bracket(missing), at)
+		return because(CausePurged, fail(name, republish+fmt.Sprintf("binlog-router checkpoint set --name %s --gtid %s (with the router's flags)", in.name, in.purged),
+			"the server purged %s, which %s does not cover: the router cannot read them", bracket(missing), at))
 	}
 	if in.oldest == nil {
 		return warn(name, "grant the user BINLOG MONITOR (REPLICATION CLIENT before MariaDB 10.5.2), which SHOW BINARY LOGS and SHOW BINLOG EVENTS need",
@@ -193,8 +213,8 @@ func checkPosition(in positionInput) Check {
 	if in.start {
 		fix = fmt.Sprintf("start at the oldest binlog with --start gtid:%s; the events before it are gone from the binlog (republish them from the outbox table if they were never published), or use --start latest", before)
 	}
-	return fail(name, fix, "the oldest binlog %s starts after %s, but the router would start after %s: %s purged",
-		in.oldest.file, bracket(before), at, strings.Join(gone, ", "))
+	return because(CausePurged, fail(name, fix, "the oldest binlog %s starts after %s, but the router would start after %s: %s purged",
+		in.oldest.file, bracket(before), at, strings.Join(gone, ", ")))
 }
 
 type mariadbEntry struct {

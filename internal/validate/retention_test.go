@@ -84,36 +84,45 @@ func TestValidateCheckPosition(t *testing.T) {
 		in     positionInput
 		status Status
 		want   []string
+		cause  Cause // of a Fail: the cause run stops with
 	}{
 		{"mysql covered", positionInput{flavor: gtid.MySQL, pos: my(uuid + ":1-50"), from: "the checkpoint",
-			executed: my(uuid + ":1-100"), purged: my(uuid + ":1-10")}, OK, []string{"every transaction after the checkpoint [" + uuid + ":1-50]"}},
+			executed: my(uuid + ":1-100"), purged: my(uuid + ":1-10")}, OK, []string{"every transaction after the checkpoint [" + uuid + ":1-50]"}, CauseError},
 		{"mysql purged", positionInput{flavor: gtid.MySQL, pos: my(uuid + ":1-5"), from: "the checkpoint",
 			executed: my(uuid + ":1-100"), purged: my(uuid + ":1-10")}, Fail,
-			[]string{"the server purged [" + uuid + ":6-10]", "binlog-router checkpoint set --name r --gtid " + uuid + ":1-10"}},
+			[]string{"the server purged [" + uuid + ":6-10]", "binlog-router checkpoint set --name r --gtid " + uuid + ":1-10"}, CausePurged},
 		{"mysql ahead", positionInput{flavor: gtid.MySQL, pos: my(uuid + ":1-200"), from: "the checkpoint",
 			executed: my(uuid + ":1-100"), purged: my("")}, Fail,
-			[]string{"never logged: [" + uuid + ":101-200]", "--mysql-addr"}},
+			[]string{"never logged: [" + uuid + ":101-200]", "--mysql-addr"}, CauseError},
 		{"mariadb covered", positionInput{flavor: gtid.MariaDB, pos: ma("0-1-50,1-2-9"), from: "the checkpoint",
-			executed: ma("0-1-60,1-2-9"), oldest: oldest("0-1-40,1-2-9")}, OK, []string{"the oldest, mysql-bin.000007, starts after [0-1-40,1-2-9]"}},
+			executed: ma("0-1-60,1-2-9"), oldest: oldest("0-1-40,1-2-9")}, OK, []string{"the oldest, mysql-bin.000007, starts after [0-1-40,1-2-9]"}, CauseError},
 		{"mariadb at the list exactly", positionInput{flavor: gtid.MariaDB, pos: ma("0-1-40"), from: "the checkpoint",
-			executed: ma("0-1-60"), oldest: oldest("0-1-40")}, OK, nil},
+			executed: ma("0-1-60"), oldest: oldest("0-1-40")}, OK, nil, CauseError},
 		{"mariadb purged", positionInput{flavor: gtid.MariaDB, pos: ma("0-1-30"), from: "the checkpoint",
 			executed: ma("0-1-60,1-2-9"), oldest: oldest("0-1-40,1-2-9")}, Fail,
-			[]string{"domain 0 seq 31 to 40 (up to 0-1-40)", "domain 1 seq 1 to 9 (up to 1-2-9)", "checkpoint set --name r --gtid 0-1-40,1-2-9"}},
-		{"mariadb earliest after purge", positionInput{flavor: gtid.MariaDB, pos: ma(""), from: "--start earliest", start: true,
+			[]string{"domain 0 seq 31 to 40 (up to 0-1-40)", "domain 1 seq 1 to 9 (up to 1-2-9)", "checkpoint set --name r --gtid 0-1-40,1-2-9"}, CausePurged},
+		// run --start earliest starts at the oldest binlog: a warning.
+		{"mariadb earliest after purge", positionInput{flavor: gtid.MariaDB, pos: ma(""), from: "--start earliest", start: true, earliest: true,
+			executed: ma("0-1-60"), oldest: oldest("0-1-40")}, Warn,
+			[]string{"would start after --start earliest []", "are not published", "republish them from the outbox table"}, CauseError},
+		// run refuses such a --start: configuration.
+		{"mariadb --start gtid after purge", positionInput{flavor: gtid.MariaDB, pos: ma("0-1-30"), from: "--start gtid:0-1-30", start: true,
 			executed: ma("0-1-60"), oldest: oldest("0-1-40")}, Fail,
-			[]string{"would start after --start earliest []", "start at the oldest binlog with --start gtid:0-1-40"}},
+			[]string{"start at the oldest binlog with --start gtid:0-1-40"}, CauseConfig},
+		{"mariadb --start ahead", positionInput{flavor: gtid.MariaDB, pos: ma("0-1-70"), from: "--start gtid:0-1-70", start: true,
+			executed: ma("0-1-60"), oldest: oldest("")}, Fail, []string{"never logged: [0-1-70]"}, CauseConfig},
 		{"mariadb ahead", positionInput{flavor: gtid.MariaDB, pos: ma("0-1-70"), from: "the checkpoint",
-			executed: ma("0-1-60"), oldest: oldest("")}, Fail, []string{"never logged: [0-1-70]"}},
+			executed: ma("0-1-60"), oldest: oldest("")}, Fail, []string{"never logged: [0-1-70]"}, CauseError},
 		{"mariadb unknown domain", positionInput{flavor: gtid.MariaDB, pos: ma("0-1-10,5-5-5"), from: "the checkpoint",
-			executed: ma("0-1-60"), oldest: oldest("")}, Fail, []string{"never logged: [5-5-5]"}},
+			executed: ma("0-1-60"), oldest: oldest("")}, Fail, []string{"never logged: [5-5-5]"}, CauseError},
 		{"mariadb oldest unknown", positionInput{flavor: gtid.MariaDB, pos: ma("0-1-30"), from: "the checkpoint",
-			executed: ma("0-1-60"), oldestErr: errors.New("SHOW BINARY LOGS: access denied")}, Warn, []string{"access denied", "BINLOG MONITOR"}},
+			executed: ma("0-1-60"), oldestErr: errors.New("SHOW BINARY LOGS: access denied")}, Warn, []string{"access denied", "BINLOG MONITOR"}, CauseError},
 	}
 	for _, tt := range tests {
 		tt.in.name = "r"
 		c := checkPosition(tt.in)
 		assert.Equal(t, tt.status, c.Status, "%s: %s", tt.name, c)
+		assert.Equal(t, tt.cause, c.Cause, tt.name)
 		for _, w := range tt.want {
 			assert.Contains(t, c.String(), w, tt.name)
 		}

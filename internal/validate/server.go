@@ -58,24 +58,24 @@ func checkLogBin(s *binlog.Server) Check {
 	if s.LogBin {
 		return ok("log_bin", "ON (the server writes a binary log)")
 	}
-	return fail("log_bin", "start the server with log_bin (e.g. log_bin=mysql-bin in [mysqld] of my.cnf) and restart it; MySQL 8 has it on unless --skip-log-bin or --disable-log-bin is given",
-		"OFF: the server writes no binary log, so there is nothing to read")
+	return because(CauseConfig, fail("log_bin", "start the server with log_bin (e.g. log_bin=mysql-bin in [mysqld] of my.cnf) and restart it; MySQL 8 has it on unless --skip-log-bin or --disable-log-bin is given",
+		"OFF: the server writes no binary log, so there is nothing to read"))
 }
 
 func checkFormat(s *binlog.Server) Check {
 	if strings.EqualFold(s.Format, "ROW") {
 		return ok("binlog_format", "ROW")
 	}
-	return fail("binlog_format", "SET GLOBAL binlog_format = 'ROW' "+myCnf+"; sessions opened before keep their format until they reconnect",
-		"%s: outbox INSERTs are logged as SQL text, not as rows the router can read (binlog_format=ROW is needed)", s.Format)
+	return because(CauseConfig, fail("binlog_format", "SET GLOBAL binlog_format = 'ROW' "+myCnf+"; sessions opened before keep their format until they reconnect",
+		"%s: outbox INSERTs are logged as SQL text, not as rows the router can read (binlog_format=ROW is needed)", s.Format))
 }
 
 func checkRowImage(s *binlog.Server) Check {
 	if strings.EqualFold(s.RowImage, "FULL") {
 		return ok("binlog_row_image", "FULL")
 	}
-	return fail("binlog_row_image", "SET GLOBAL binlog_row_image = 'FULL' "+myCnf,
-		"%s: row events may leave out columns, so outbox rows cannot be mapped (binlog_row_image=FULL is needed)", s.RowImage)
+	return because(CauseConfig, fail("binlog_row_image", "SET GLOBAL binlog_row_image = 'FULL' "+myCnf,
+		"%s: row events may leave out columns, so outbox rows cannot be mapped (binlog_row_image=FULL is needed)", s.RowImage))
 }
 
 func checkRowMetadata(s *binlog.Server, v version) Check {
@@ -109,8 +109,8 @@ func checkGTID(s *binlog.Server, vars map[string]string) Check {
 	}
 	enforce := vars[varEnforceGTID]
 	if !strings.EqualFold(s.GTIDMode, "ON") || !strings.EqualFold(enforce, "ON") {
-		return fail(name, "set enforce_gtid_consistency=ON, then gtid_mode step by step OFF_PERMISSIVE, ON_PERMISSIVE, ON (SET GLOBAL, as the MySQL manual's \"Enabling GTID Transactions Online\" describes), "+myCnf,
-			"gtid_mode=%s, enforce_gtid_consistency=%s: the router resumes by GTID and needs both ON", s.GTIDMode, orUnknown(enforce))
+		return because(CauseConfig, fail(name, "set enforce_gtid_consistency=ON, then gtid_mode step by step OFF_PERMISSIVE, ON_PERMISSIVE, ON (SET GLOBAL, as the MySQL manual's \"Enabling GTID Transactions Online\" describes), "+myCnf,
+			"gtid_mode=%s, enforce_gtid_consistency=%s: the router resumes by GTID and needs both ON", s.GTIDMode, orUnknown(enforce)))
 	}
 	return ok(name, "gtid_mode=ON, enforce_gtid_consistency=ON, gtid_executed %s", bracket(s.Executed))
 }

@@ -34,6 +34,8 @@ type Config struct {
 	CheckpointTopic string // default checkpoint.DefaultTopic
 	Start           string // --start, used when no checkpoint is stored; default relay.DefaultStart
 	ExactlyOnce     bool   // --delivery exactly-once: Kafka transactions are needed
+	TopicTemplate   string // --topic-template: the outbox topics
+	DeadLetterTopic string // --dead-letter-topic with --on-invalid=dead-letter; "" otherwise
 
 	// AllowMissingTable is --allow-missing-table: a missing outbox table
 	// warns instead of failing, unless a table of a close name exists.

@@ -1,0 +1,161 @@
+package test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/internal/relay"
+)
+
+// The Apache Kafka counterparts of TestFaultKafkaUnavailable and
+// TestFaultKafkaBrokerRestart: instead of kfake's injected error codes,
+// the router's private node is paused (SIGSTOP), killed (SIGKILL) or
+// stopped (SIGTERM) and started again, and the router's connections are
+// cut by a proxy at chosen requests. The router must keep running and
+// deliver every row exactly once.
+
+// apacheOutage is one fault: it begins when the router's next request of
+// key passes the proxy (or at a random moment when key is -1), where
+// begin runs and says what becomes of the request; end, if set, runs
+// after the outage.
+type apacheOutage struct {
+	name  string
+	key   kmsg.Key
+	begin func() proxyAction
+	end   func()
+}
+
+// TestFaultApacheKafkaUnavailable: responses lost after the broker applied
+// the request (a produce, a commit), and the broker paused for a few
+// seconds while it holds a produce request or the commit.
+func TestFaultApacheKafkaUnavailable(t *testing.T) {
+	rng := faultRand(t)
+	k, proxies := privateApacheProxied(t, devenv.ApacheKafkaConfig{})
+	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
+	e.useProxies(proxies)
+	a := k.Apache
+	pause := func() proxyAction {
+		if err := a.PauseNode(0); err != nil {
+			t.Errorf("pausing the node: %v", err)
+		}
+		return forward
+	}
+	resume := func() {
+		time.Sleep(randDur(rng, 3*time.Second, 6*time.Second)) // the outage itself
+		if err := a.ResumeNode(0); err != nil {
+			t.Errorf("continuing the node: %v", err)
+		}
+	}
+	outages := []apacheOutage{
+		{"produce response lost (the broker appended the batch)", kmsg.Produce, func() proxyAction { return forwardDrop }, nil},
+		{"commit response lost (the broker committed)", kmsg.EndTxn, func() proxyAction { return forwardDrop }, nil},
+		{"broker paused at a produce request", kmsg.Produce, pause, resume},
+		{"broker paused at the commit", kmsg.EndTxn, pause, resume},
+	}
+	apacheOutages(t, rng, e, "unavailable", outages)
+}
+
+// TestFaultApacheBrokerRestart: the single node killed at the router's
+// produce request, killed at its commit (the EndTxn request dies with the
+// broker: the commit's outcome is unknown to the router), and stopped
+// gracefully at a random moment, each time started again from its data
+// directory after a few seconds. A single node is killed only when no
+// transaction of the router waits for its commit markers (see DESIGN.md,
+// the hanging transaction): at a produce request once the previous
+// commit is complete, and at an EndTxn that never reaches it.
+func TestFaultApacheBrokerRestart(t *testing.T) {
+	rng := faultRand(t)
+	k, proxies := privateApacheProxied(t, devenv.ApacheKafkaConfig{})
+	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
+	e.useProxies(proxies)
+	a := k.Apache
+	const name = "restart"
+	txnID := relay.TransactionalID(name)
+	start := func() {
+		time.Sleep(randDur(rng, 2*time.Second, 5*time.Second)) // the outage itself
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := a.StartNode(ctx, 0); err != nil {
+			t.Fatalf("starting the node again: %v", err)
+		}
+	}
+	outages := []apacheOutage{
+		{"killed at a produce request", kmsg.Produce, func() proxyAction {
+			waitTxnSettled(t, e.kafka.Brokers, txnID)
+			a.KillNode(0)
+			return drop
+		}, start},
+		{"killed at the commit", kmsg.EndTxn, func() proxyAction {
+			a.KillNode(0)
+			return drop
+		}, start},
+		{"stopped at a random moment", -1, func() proxyAction {
+			waitTxnSettled(t, e.kafka.Brokers, txnID)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := a.StopNode(ctx, 0); err != nil {
+				t.Errorf("stopping the node: %v", err)
+			}
+			return forward
+		}, start},
+	}
+	apacheOutages(t, rng, e, name, outages)
+}
+
+// apacheOutages runs the router of name under load through the outages,
+// in random order, and checks the delivery.
+func apacheOutages(t *testing.T, rng *rand.Rand, e *env, name string, outages []apacheOutage) {
+	t.Helper()
+	r := startRouter(t, e.args(name)...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	l := startLoad(t, newWriter(e.db, rng, "agg", 40, 100), 500)
+	col.waitProgress(t, r, 200, time.Minute, "routing before the faults")
+	rss := sampleRSS(r.pid())
+	rng.Shuffle(len(outages), func(i, j int) { outages[i], outages[j] = outages[j], outages[i] })
+	for _, o := range outages {
+		began := time.Now()
+		if o.key >= 0 {
+			tr := e.proxy.at(o.key, o.begin)
+			if !e.proxy.wait(tr, time.Minute) {
+				t.Fatalf("%s: the router sent no %s request within a minute", o.name, o.key.Name())
+			}
+		} else {
+			time.Sleep(randDur(rng, 200*time.Millisecond, time.Second))
+			o.begin()
+		}
+		if o.end != nil {
+			o.end()
+		}
+		r.mustRun(o.name)
+		col.waitProgress(t, r, 200, 2*time.Minute, "routing after "+o.name)
+		t.Logf("%s: survived, routing again %s after it began", o.name, time.Since(began).Round(time.Millisecond))
+	}
+	peak := rss.stop()
+	v := finishRun(t, e.db, l, col, r, 2*time.Minute)
+	t.Logf("broker %s, %d outages, kafka errors that started a new session %d, router peak RSS %.0f MiB, %s",
+		e.brokerName(), len(outages), r.logCount("kafka error; resuming from the committed checkpoint"), peak, v)
+	if peak > rssLimitMB() {
+		t.Errorf("router RSS reached %.0f MiB during the outages, limit %.0f MiB", peak, rssLimitMB())
+	}
+}
+
+// waitTxnSettled waits until the transactional id has no commit or abort
+// whose markers are still being written (state PrepareCommit or
+// PrepareAbort): a single node killed then could leave the transaction
+// hanging. It runs in the proxy's goroutine, so it reports and does not
+// stop the test.
+func waitTxnSettled(t testing.TB, brokers []string, id string) {
+	var state string
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if state, err = describeTxnState(brokers, id); err == nil && state != "PrepareCommit" && state != "PrepareAbort" {
+			return
+		}
+	}
+	t.Errorf("transaction %s still %q (%v) after 30s: killing the node anyway", id, state, err)
+}
