@@ -17,15 +17,15 @@ type dbzCatchup struct {
 	ResumeSecs   float64 `json:"connector_start_to_first_record_seconds"`
 	EventsPerSec float64 `json:"events_per_second"`
 	// SteadyEventsPerSec excludes start-up: events over (wall - startup).
-	SteadyEventsPerSec float64      `json:"steady_events_per_second"`
-	CPUSeconds         float64      `json:"cpu_seconds"` // the worker JVM, from its start
-	CPUPer100k         float64      `json:"cpu_seconds_per_100k_events"`
+	SteadyEventsPerSec float64 `json:"steady_events_per_second"`
+	CPUSeconds         float64 `json:"cpu_seconds"` // the worker JVM, from its start
+	CPUPer100k         float64 `json:"cpu_seconds_per_100k_events"`
 	// SteadyCPUPer100k is the JVM's CPU from the first record to the last,
 	// per 100k events: without its start-up (JIT, plugin scan, group join).
-	SteadyCPUPer100k float64 `json:"steady_cpu_seconds_per_100k_events"`
-	PeakRSSBytes       int64        `json:"peak_rss_bytes"` // the worker JVM's VmHWM
-	CPU                cpuUse       `json:"cpu_during_run"` // "router" is the worker JVM
-	Verified           verification `json:"verified"`
+	SteadyCPUPer100k float64      `json:"steady_cpu_seconds_per_100k_events"`
+	PeakRSSBytes     int64        `json:"peak_rss_bytes"` // the worker JVM's VmHWM
+	CPU              cpuUse       `json:"cpu_during_run"` // "router" is the worker JVM
+	Verified         verification `json:"verified"`
 }
 
 // catchup starts a worker of setup s and a connector positioned at the
