@@ -237,7 +237,9 @@ func partitionOrder(recs []*kgo.Record) map[string][]string {
 // (compact, numbers re-printed, scalar payloads kept as escaped strings);
 // the router's values are the stored bytes, the same JSON value. UPDATEs,
 // DELETEs and rolled-back transactions publish nothing on either side, and
-// a NULL payload is a record with a null value on both.
+// a NULL payload is a record with a null value on both. A payload that is
+// not JSON stops the router unless --validate-json=false, which publishes
+// Debezium's bytes.
 func TestDebeziumRecordsMatch(t *testing.T) {
 	w := newDebeziumWorld(t, nil)
 	w.createTopics("outbox.event.order", "outbox.event.customer", "outbox.event.payment",
@@ -342,6 +344,30 @@ func TestDebeziumRecordsMatch(t *testing.T) {
 	// UPDATE: both warn and publish nothing; DELETE: both drop it silently.
 	assert.Contains(t, w.connect.Log(), "Unexpected update message received", "debezium warns about the UPDATE")
 	assert.Contains(t, r.out.String(), "UPDATE of outbox rows ignored", "the router warns about the UPDATE")
+
+	// A payload that is not JSON, once the table has no JSON check:
+	// Debezium publishes the text; the router stops before it, naming the
+	// row, unless --validate-json=false, and then publishes the same bytes.
+	w.exec("ALTER TABLE outbox MODIFY payload LONGTEXT NULL")
+	from := w.gtidPos()
+	notJSON := dbzNewRow("order", "o-5", "OrderNoted", strPtr("<note>not JSON</note>"))
+	w.insertRows(notJSON)
+	d := plainC.read(1, 2*time.Minute)
+	require.Len(t, d, 1, "debezium publishes the row")
+	stopped := startRouter(t, w.routerArgs("dbznotjson", "--start", "gtid:"+from)...)
+	assert.NotEqual(t, 0, stopped.wait(time.Minute), "the router stops on a payload that is not JSON")
+	assert.Contains(t, stopped.out.String(), "is not valid JSON")
+	assert.Contains(t, stopped.out.String(), notJSON.ID)
+	r2 := startRouter(t, w.routerArgs("dbznotjson2", "--start", "gtid:"+from, "--validate-json=false")...)
+	g := plainC.read(1, 2*time.Minute)
+	require.Equal(t, 0, r2.stop(30*time.Second))
+	require.Len(t, g, 1, "--validate-json=false publishes the row")
+	assert.Equal(t, notJSON.ID, headerMap(g[0])["id"])
+	assert.Equal(t, d[0].Topic, g[0].Topic)
+	assert.Equal(t, d[0].Partition, g[0].Partition)
+	assert.Equal(t, d[0].Key, g[0].Key)
+	assert.Equal(t, d[0].Value, g[0].Value, "the same bytes")
+	assert.Equal(t, []byte(*notJSON.Payload), g[0].Value)
 }
 
 // logDiffs logs, field by field, how many records differ between Debezium
