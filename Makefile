@@ -10,7 +10,7 @@ KAFKA_VERSION ?= 4.4.0
 # real nodes instead) or test only the MariaDB side.
 APACHE_TESTS ?= ^(TestRoutesOutboxRowsEndToEnd|TestRestartResumesFromCheckpoint|TestCrashSIGKILL|TestHATakeover|TestBadRowsDeadLettered|TestBadRowStopsByDefault|TestReplayMiddleRange|TestCheckpointCmdPurged|TestCheckpointCmdResetThenLatest|TestCheckpointCmdRefusedWhileRunning|TestValidateDefaultEnv|TestCheckpointCmdSetEarlierRepublishes|TestCheckpointShow|TestReplayTimeRange|TestValidateServerSettings|TestValidatePrivileges|TestValidateOutboxTable|TestValidateCheckpointTopic|TestValidateRetentionAndPurge|TestValidateUnreachable|TestKcatReadsRecords|TestFaultKafkaGoneTooLong|TestLargeTransaction|TestTwoGTIDDomains|TestMissingTopicStops|TestFaultApacheKafkaUnavailable|TestFaultApacheBrokerRestart|TestTransactionVersion0|TestClusterKillLeaderAndCoordinator|TestClusterBelowMinInsyncReplicas|TestStallPastTransactionTimeout|TestSecondRouterFences|TestShutdownTimeoutExitCode|TestCheckpointTopicCompacted|TestValidateThreeBrokers|TestCheckpointCmdActivitySigns|TestInboxAppliesOnceAndDeadLetters|TestInboxMissingID|TestInboxStopPolicy|TestInboxMetrics|TestInboxPoisonDoesNotBlockOtherPartitions|TestInboxGroupHandoff|TestInboxHandlerDeadlockRetried|TestInboxKillWindows|TestInboxBehindRouter|TestInboxBehindRouterAtLeastOnce|TestInboxDeadLetterTopic|TestRecordTimestampRefused|TestTopicLimitBatchesRows|TestTopicLimitRowTooLarge|TestBrokerLimitRowTooLarge|TestValidateComparesLimits|TestApacheSASLSSL|TestApacheACLs|TestJavaPartitionerAgrees)$$
 
-.PHONY: image build demo demo-apache test test-short test-faults test-apache kafka-jars fuzz-short bench lint fmt vet clean
+.PHONY: image build demo demo-apache test test-short test-faults test-apache test-debezium kafka-jars debezium-jars fuzz-short bench lint fmt vet clean
 
 build: ## build bin/binlog-router (static)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/binlog-router ./cmd/binlog-router
@@ -24,14 +24,22 @@ demo-apache: ## the same demo on a private Apache Kafka node (needs Java and Mav
 test: lint ## unit, integration and fault tests with the race detector, plus a short fuzz run
 	$(GO) test -race -shuffle=on -count=1 -timeout 30m $(PKGS)
 	$(MAKE) test-apache
+	$(MAKE) test-debezium
 	$(MAKE) fuzz-short
 
 kafka-jars: ## fetch Apache Kafka's jars from Maven Central into the user cache (KAFKA_VERSION=4.x.y picks another release)
 	BINLOG_ROUTER_KAFKA_VERSION=$(KAFKA_VERSION) $(GO) run ./test/kafkajars
 
+debezium-jars: ## fetch Kafka Connect's runtime and Debezium's MariaDB connector plugin from Maven Central into the user cache
+	$(GO) run ./test/debeziumjars
+
 test-apache: kafka-jars ## the Kafka-side suites again on a private Apache Kafka (needs java and mvn)
 	BINLOG_ROUTER_TEST_BROKER=apache BINLOG_ROUTER_KAFKA_VERSION=$(KAFKA_VERSION) \
 		$(GO) test -race -count=1 -timeout 40m -p 1 -run '$(APACHE_TESTS)|^TestApacheKafka' ./internal/devenv/ ./test/
+
+test-debezium: kafka-jars debezium-jars ## Debezium side by side: the same rows through Debezium and the router, and the cut-over (private Apache Kafka, Kafka Connect, needs java and mvn)
+	BINLOG_ROUTER_TEST_BROKER=apache BINLOG_ROUTER_KAFKA_VERSION=$(KAFKA_VERSION) \
+		$(GO) test -race -count=1 -timeout 30m -p 1 -run '^TestDebezium' ./test/
 
 test-short: ## unit tests only (no servers)
 	$(GO) test -short -count=1 $(PKGS)

@@ -25,17 +25,22 @@ import (
 
 func init() { commands["checkpoint"] = cmdCheckpoint }
 
-const checkpointUsage = `usage: binlog-router checkpoint show  --name N [flags]
+const checkpointUsage = `usage: binlog-router checkpoint show  --name N [--as-debezium-offset] [flags]
        binlog-router checkpoint set   --name N (--gtid SET | --from-debezium-offset JSON) [--force] [flags]
        binlog-router checkpoint reset --name N [--force] [flags]
 
-show   prints the stored checkpoint as JSON.
+show   prints the stored checkpoint as JSON; --as-debezium-offset prints
+       it as a Debezium MySQL or MariaDB connector offset, for Kafka
+       Connect's PATCH /connectors/NAME/offsets (with --outbox-table when
+       the checkpoint lies inside a transaction).
 set    stores a checkpoint at SET: the router's next start publishes what
        comes after it. SET is checked on the source (--mysql-addr): it must
        parse in the server's flavour, not go beyond the server's executed
        GTID set, and the server must still have the binlog after it.
-       --from-debezium-offset takes the "gtids" of a Debezium MySQL or
-       MariaDB connector offset value.
+       --from-debezium-offset takes the position of a Debezium MySQL or
+       MariaDB connector offset (the value, its offsets topic record, or
+       Kafka Connect's GET /connectors/NAME/offsets); inside a transaction
+       it reads that transaction and needs --outbox-table.
 reset  deletes the checkpoint (a tombstone): the router's next start
        begins per its --start.
 
@@ -102,7 +107,18 @@ func checkpointShow(ctx context.Context, args []string) int {
 		fmt.Fprintln(os.Stderr, "binlog-router:", err)
 		return exitFatal
 	}
-	return printCheckpoint(cp)
+	if !cfg.Checkpoint.AsDebeziumOffset {
+		return printCheckpoint(cp)
+	}
+	o, err := debeziumOffsetFor(ctx, &cfg, cp)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "binlog-router checkpoint show:", err)
+		return exitFatal
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(o); err != nil {
+		return exitFatal
+	}
+	return exitOK
 }
 
 func printCheckpoint(cp *checkpoint.Checkpoint) int {
@@ -114,13 +130,50 @@ func printCheckpoint(cp *checkpoint.Checkpoint) int {
 	return exitOK
 }
 
+// debeziumOffsetFor is checkpoint.DebeziumOffsetFor; only a checkpoint
+// inside a transaction needs the source.
+func debeziumOffsetFor(ctx context.Context, cfg *config.Config, cp *checkpoint.Checkpoint) (checkpoint.DebeziumOffset, error) {
+	if cp.TxnGTID == "" {
+		return checkpoint.DebeziumOffsetFor(ctx, nil, cp)
+	}
+	log, err := logging.Stderr(logging.Format(cfg.LogFormat), cfg.LogLevel)
+	if err != nil {
+		return checkpoint.DebeziumOffset{}, err
+	}
+	reader, err := openOutboxReader(ctx, cfg, log)
+	if err != nil {
+		return checkpoint.DebeziumOffset{}, fmt.Errorf("checkpoint %q lies inside transaction %s: %w", cp.Name, cp.TxnGTID, err)
+	}
+	defer reader.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return checkpoint.DebeziumOffsetFor(ctx, reader, cp)
+}
+
+// openOutboxReader connects to the source, with a throw-away replica id,
+// to read transactions of the router's outbox tables: cfg must be the
+// router's configuration (run's flags).
+func openOutboxReader(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*binlog.Reader, error) {
+	if len(cfg.OutboxTables) == 0 {
+		return nil, errors.New("reading its outbox rows needs the router's --outbox-table")
+	}
+	run := *cfg
+	if err := run.Validate(); err != nil {
+		return nil, fmt.Errorf("the router's configuration: %w", err)
+	}
+	rc := run.ReaderConfig(log, nil)
+	rc.ServerID = randomServerID()
+	rc.ReconnectTimeout = 10 * time.Second
+	return binlog.Open(ctx, rc)
+}
+
 func checkpointWrite(ctx context.Context, verb string, args []string) int {
 	cfg := config.Default()
 	fs := checkpointFlags(&cfg, verb)
 	if err := parse(fs, args); err != nil {
 		return usageError(err)
 	}
-	text, err := target(&cfg.Checkpoint, verb)
+	text, dbz, err := target(&cfg.Checkpoint, verb)
 	if err != nil {
 		return usageError(err)
 	}
@@ -131,7 +184,7 @@ func checkpointWrite(ctx context.Context, verb string, args []string) int {
 	if err := cfg.ValidateConnection(); err != nil {
 		return usageError(err)
 	}
-	if err := writeCheckpoint(ctx, &cfg, verb, text, cfg.Checkpoint.Force, log); err != nil {
+	if err := writeCheckpoint(ctx, &cfg, verb, text, dbz, cfg.Checkpoint.Force, log); err != nil {
 		fmt.Fprintf(os.Stderr, "binlog-router checkpoint %s: %v\n", verb, err)
 		if isUsage(err) {
 			return exitUsage
@@ -141,24 +194,45 @@ func checkpointWrite(ctx context.Context, verb string, args []string) int {
 	return exitOK
 }
 
-// target returns the GTID text to store ("" for reset).
-func target(f *config.CheckpointFlags, verb string) (string, error) {
+// target returns the GTID text to store ("" for reset) and, for
+// --from-debezium-offset, the offset.
+func target(f *config.CheckpointFlags, verb string) (string, *checkpoint.DebeziumOffset, error) {
 	if verb == "reset" {
-		return "", nil
+		return "", nil, nil
 	}
 	switch {
 	case f.GTID.Given && f.DebeziumOffset.Given:
-		return "", errors.New("give --gtid or --from-debezium-offset, not both")
+		return "", nil, errors.New("give --gtid or --from-debezium-offset, not both")
 	case f.GTID.Given:
-		return f.GTID.Value, nil
+		return f.GTID.Value, nil, nil
 	case f.DebeziumOffset.Given:
 		o, err := checkpoint.ParseDebeziumOffset(f.DebeziumOffset.Value)
-		return o.GTIDs, err
+		return o.GTIDs, &o, err
 	}
-	return "", errors.New("checkpoint set needs --gtid SET or --from-debezium-offset JSON")
+	return "", nil, errors.New("checkpoint set needs --gtid SET or --from-debezium-offset JSON")
 }
 
-func writeCheckpoint(ctx context.Context, cfg *config.Config, verb, text string, force bool, log zerolog.Logger) error {
+// debeziumPosition is checkpoint.DebeziumPosition; only an offset inside a
+// transaction needs to read it.
+func debeziumPosition(ctx context.Context, cfg *config.Config, flavor gtid.Flavor, o checkpoint.DebeziumOffset, log zerolog.Logger) (checkpoint.Position, error) {
+	if !o.InTransaction() {
+		return checkpoint.DebeziumPosition(ctx, nil, flavor, o)
+	}
+	reader, err := openOutboxReader(ctx, cfg, log)
+	if err != nil {
+		return checkpoint.Position{}, &refusedSetError{fmt.Errorf("the Debezium offset lies inside a transaction (event %d, row %d): %w", o.Event, o.Row, err)}
+	}
+	defer reader.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	p, err := checkpoint.DebeziumPosition(ctx, reader, flavor, o)
+	if err != nil {
+		return p, &refusedSetError{err}
+	}
+	return p, nil
+}
+
+func writeCheckpoint(ctx context.Context, cfg *config.Config, verb, text string, dbz *checkpoint.DebeziumOffset, force bool, log zerolog.Logger) error {
 	adm, closeAdm, err := adminClient(cfg)
 	if err != nil {
 		return err
@@ -178,9 +252,19 @@ func writeCheckpoint(ctx context.Context, cfg *config.Config, verb, text string,
 	rec := checkpoint.Tombstone(cfg.CheckpointTopic, cfg.Name)
 	var cp *checkpoint.Checkpoint
 	if verb == "set" {
+		var txnGTID string
+		var txnRows int
+		if dbz != nil {
+			p, err := debeziumPosition(ctx, cfg, reader.Server().Flavor, *dbz, log)
+			if err != nil {
+				return err
+			}
+			text, txnGTID, txnRows = p.Set.String(), p.TxnGTID, p.TxnRows
+		}
 		if cp, err = newCheckpoint(ctx, cfg, reader, text); err != nil {
 			return err
 		}
+		cp.TxnGTID, cp.TxnRows = txnGTID, txnRows
 		if rec, err = cp.Record(cfg.CheckpointTopic); err != nil {
 			return err
 		}
@@ -204,7 +288,11 @@ func writeCheckpoint(ctx context.Context, cfg *config.Config, verb, text string,
 		fmt.Fprintf(os.Stderr, "checkpoint %q deleted (was %s); the router starts per its --start\n", cfg.Name, was)
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, "checkpoint %q set to %q (was %s); the router publishes what comes after it\n", cfg.Name, cp.GTIDSet, was)
+	if cp.TxnGTID != "" {
+		fmt.Fprintf(os.Stderr, "checkpoint %q set to %q and %d outbox rows of transaction %s (was %s); the router publishes what comes after them\n", cfg.Name, cp.GTIDSet, cp.TxnRows, cp.TxnGTID, was)
+	} else {
+		fmt.Fprintf(os.Stderr, "checkpoint %q set to %q (was %s); the router publishes what comes after it\n", cfg.Name, cp.GTIDSet, was)
+	}
 	printCheckpoint(cp)
 	return nil
 }

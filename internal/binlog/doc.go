@@ -57,6 +57,10 @@
 //     naming the XID (ErrXAUnknown, ErrBinlogPurged): never skipped.
 //   - A purged start position is a *PurgedError (ErrBinlogPurged); denied
 //     credentials or privileges are ErrAccessDenied. Both are final.
+//   - Reader.FirstTxn describes, event by event (kind, position, outbox
+//     INSERT or not, row count), the first transaction a replica starting
+//     after a GTID set is sent, over a short-lived connection of its own:
+//     what converting a Debezium offset, which counts events, needs.
 //   - Memory is bounded by the go-mysql event cache (Config.EventCache)
 //     and the Queue's row and byte limits, never by the size of a
 //     transaction or of the backlog. Row bytes alias the binlog packets.

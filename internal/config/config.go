@@ -105,12 +105,13 @@ type ReplayFlags struct {
 	ServerID        uint           // --replay-server-id; 0 is a random id
 }
 
-// CheckpointFlags are the flags of `binlog-router checkpoint set` and
-// `reset` beyond run's.
+// CheckpointFlags are the flags of `binlog-router checkpoint show`, `set`
+// and `reset` beyond run's.
 type CheckpointFlags struct {
-	GTID           OptionalString // --gtid: the GTID set to store (set)
-	DebeziumOffset OptionalString // --from-debezium-offset: store the gtids of this offset (set)
-	Force          bool           // --force: skip the check that the router is not running
+	GTID             OptionalString // --gtid: the GTID set to store (set)
+	DebeziumOffset   OptionalString // --from-debezium-offset: store the position of this offset (set)
+	Force            bool           // --force: skip the check that the router is not running
+	AsDebeziumOffset bool           // --as-debezium-offset: print the checkpoint as a Debezium offset (show)
 }
 
 // SchemaFlags are the flags of `binlog-router schema` beyond --preset.

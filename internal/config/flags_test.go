@@ -26,9 +26,9 @@ func TestRegisterByCommand(t *testing.T) {
 		{CmdRun, nil, []string{"from-gtid", "gtid", "force", "flavor", "table"}},
 		{CmdValidate, nil, []string{"from-gtid", "gtid", "force", "flavor"}},
 		{CmdReplay, []string{"from-gtid", "from-time", "to-gtid", "to-time", "topic-prefix", "dry-run", "transactional-id", "replay-server-id"}, []string{"gtid", "force"}},
-		{CmdCheckpointShow, nil, []string{"gtid", "from-debezium-offset", "force"}},
-		{CmdCheckpointSet, []string{"gtid", "from-debezium-offset", "force"}, []string{"from-gtid"}},
-		{CmdCheckpointReset, []string{"force"}, []string{"gtid", "from-debezium-offset"}},
+		{CmdCheckpointShow, []string{"as-debezium-offset"}, []string{"gtid", "from-debezium-offset", "force"}},
+		{CmdCheckpointSet, []string{"gtid", "from-debezium-offset", "force"}, []string{"from-gtid", "as-debezium-offset"}},
+		{CmdCheckpointReset, []string{"force"}, []string{"gtid", "from-debezium-offset", "as-debezium-offset"}},
 	} {
 		fs := flags(tc.cmd)
 		run.VisitAll(func(f *flag.Flag) {

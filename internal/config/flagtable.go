@@ -103,9 +103,10 @@ var flagTable = []flagSpec{
 	flagOf(CmdReplay, "transactional-id", "", "Kafka transactional id of the replay (default binlog-router-replay-<name>-<random>)", func(c *Config) *string { return &c.Replay.TransactionalID }),
 	flagOf(CmdReplay, "replay-server-id", uint(0), "replica server id of the replay's binlog connection (default random in 2^31..2^32-2); not the router's --server-id", func(c *Config) *uint { return &c.Replay.ServerID }),
 
-	// checkpoint set and reset.
+	// checkpoint show, set and reset.
+	flagOf(CmdCheckpointShow, "as-debezium-offset", false, "print the checkpoint as a Debezium MySQL/MariaDB connector offset (for PATCH /connectors/NAME/offsets)", func(c *Config) *bool { return &c.Checkpoint.AsDebeziumOffset }),
 	valueOf(CmdCheckpointSet, "gtid", "GTID set to store, in the source server's syntax", func(c *Config) *OptionalString { return &c.Checkpoint.GTID }),
-	valueOf(CmdCheckpointSet, "from-debezium-offset", "store the gtids of this Debezium connector offset (JSON)", func(c *Config) *OptionalString { return &c.Checkpoint.DebeziumOffset }),
+	valueOf(CmdCheckpointSet, "from-debezium-offset", "store the position of this Debezium connector offset (JSON, as the offsets topic or Kafka Connect's REST API shows it)", func(c *Config) *OptionalString { return &c.Checkpoint.DebeziumOffset }),
 	flagOf(CmdCheckpointSet|CmdCheckpointReset, "force", false, "skip the check that no router of this name is running", func(c *Config) *bool { return &c.Checkpoint.Force }),
 
 	// schema (and --preset above).

@@ -1,5 +1,6 @@
 // Package devenv starts private MariaDB servers and Kafka brokers for tests,
-// the demo and the benchmark.
+// the demo and the benchmark, and Kafka Connect workers running Debezium's
+// connector (StartConnect) for the side-by-side tests.
 //
 // # Private servers only
 //
@@ -34,6 +35,17 @@
 // lives in the user cache directory (binlog-router/devenv under
 // os.UserCacheDir, or under $TMPDIR when there is none). Delete it at will.
 //
+// # Kafka Connect and Debezium
+//
+// StartConnect runs one Kafka Connect worker in distributed mode (its
+// offsets, configs and statuses in topics of the given brokers) from
+// Kafka Connect's runtime jars, with Debezium's plugin archive unpacked on
+// its plugin.path, both fetched once with Maven (DebeziumJars, into the
+// user cache directory beside the Kafka jars). The worker listens for REST
+// on a free loopback port; its methods create, stop, resume and delete
+// connectors and read and alter their offsets. Close kills it and removes
+// its directory; like mariadbd it dies with the process that started it.
+//
 // # Environment
 //
 //   - KAFKA_BROKERS: comma separated host:port list. When set, StartKafka and
@@ -43,6 +55,8 @@
 //   - TMPDIR: where the per-server temporary directories are made. Keep it
 //     short: the server's unix socket lives there and socket paths are limited
 //     to 107 bytes.
+//   - BINLOG_ROUTER_DEBEZIUM_VERSION: the Debezium release StartConnect
+//     runs (one of DebeziumReleases; default DefaultDebeziumVersion).
 //   - PATH: searched for mariadbd and mariadb-install-db, then /usr/sbin and
 //     /usr/bin.
 package devenv

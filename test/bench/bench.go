@@ -80,6 +80,14 @@ func runStages(ctx context.Context, e *env, o *options, res *results) error {
 		}
 	}
 	res.pickBest()
+	if o.Stages.has(stageDebezium) && haveBacklog && ctx.Err() == nil {
+		// Before the live stage: the catch-ups end where the backlog ends.
+		d, err := runDebezium(ctx, e, o, bl)
+		res.Debezium = d
+		if err != nil {
+			failed(stageDebezium, err)
+		}
+	}
 	if o.ProfileDir != "" && haveBacklog && ctx.Err() == nil {
 		if err := profileRouter(ctx, e, o, bl); err != nil {
 			failed("profile", err)

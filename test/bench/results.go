@@ -56,6 +56,7 @@ type results struct {
 	AtLeastOnceRuns      []catchupResult    `json:"router_at_least_once_runs,omitempty"`
 	Live                 *liveStage         `json:"live,omitempty"`
 	Stress               []catchupResult    `json:"stress,omitempty"`
+	Debezium             *dbzStage          `json:"debezium,omitempty"`
 	Targets              []target           `json:"targets"`
 	Errors               []string           `json:"errors,omitempty"` // stages that failed
 	Error                string             `json:"error,omitempty"`  // why the run stopped early, if it did

@@ -13,9 +13,13 @@ const (
 	stageCatchup = "catchup" // the router binary catching up the backlog, both delivery modes
 	stageLive    = "live"    // open-loop inserts, end-to-end latency
 	stageStress  = "stress"  // memory with 1 MB payloads and one huge transaction
+	// stageDebezium runs Debezium and the router side by side on an Apache
+	// Kafka node: catch-up of the backlog, and live latency when live is
+	// selected too.
+	stageDebezium = "debezium"
 )
 
-var stageNames = []string{stageRaw, stageCatchup, stageLive, stageStress}
+var stageNames = []string{stageRaw, stageCatchup, stageDebezium, stageLive, stageStress}
 
 // stageSet is the set of selected stages, a flag.Value.
 type stageSet map[string]bool
@@ -57,4 +61,4 @@ func (s *stageSet) Set(v string) error {
 func (s stageSet) has(name string) bool { return s[name] }
 
 // needsBacklog reports whether the catch-up backlog must be loaded.
-func (s stageSet) needsBacklog() bool { return s[stageRaw] || s[stageCatchup] }
+func (s stageSet) needsBacklog() bool { return s[stageRaw] || s[stageCatchup] || s[stageDebezium] }

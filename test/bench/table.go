@@ -144,6 +144,11 @@ func (r *results) printTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if r.Debezium != nil {
+		if err := r.Debezium.print(w); err != nil {
+			return err
+		}
+	}
 	pass, fail := 0, 0
 	for _, t := range r.Targets {
 		if t.Pass {

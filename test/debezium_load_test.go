@@ -1,0 +1,190 @@
+package test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// dbzTxn is one committed transaction of a dbzLoad.
+type dbzTxn struct {
+	GTID     string
+	Rows     []outboxRow // outbox rows in statement order
+	MultiRow bool        // the rows were one INSERT (one rows event), else one INSERT each
+}
+
+// dbzLoad is an application writing Debezium's outbox table from one
+// connection, so its commit order is the binlog order: each transaction
+// inserts a business row, then 1 to 3 outbox rows (alternately one INSERT
+// per row and one multi-row INSERT) over three aggregate types. Every
+// payload carries its aggregate's sequence number.
+type dbzLoad struct {
+	conn *sql.Conn
+	rng  *rand.Rand
+	rate int // rows per second
+	seq  map[string]int
+
+	mu   sync.Mutex
+	txns []dbzTxn
+	err  error
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startDbzLoad(t *testing.T, db *sql.DB, rowsPerSecond int) *dbzLoad {
+	t.Helper()
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &dbzLoad{conn: conn, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)), rate: rowsPerSecond,
+		seq: map[string]int{}, cancel: cancel, done: make(chan struct{})}
+	go l.run(ctx)
+	t.Cleanup(func() {
+		l.stop()
+		_ = conn.Close()
+	})
+	return l
+}
+
+func (l *dbzLoad) run(ctx context.Context) {
+	defer close(l.done)
+	next := time.Now()
+	for n := 0; ctx.Err() == nil; n++ {
+		rows := 1 + l.rng.IntN(3)
+		next = next.Add(time.Duration(rows) * time.Second / time.Duration(l.rate))
+		select {
+		case <-time.After(time.Until(next)):
+		case <-ctx.Done():
+			return
+		}
+		l.mu.Lock()
+		txn, err := l.tx(ctx, rows, n%2 == 1)
+		if err != nil {
+			if ctx.Err() == nil {
+				l.err = err
+			}
+			l.mu.Unlock()
+			return
+		}
+		l.txns = append(l.txns, txn)
+		l.mu.Unlock()
+	}
+}
+
+var dbzAggregateTypes = []string{"order", "customer", "payment"}
+
+func (l *dbzLoad) tx(ctx context.Context, n int, multiRow bool) (dbzTxn, error) {
+	txn := dbzTxn{MultiRow: multiRow}
+	tx, err := l.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return txn, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, "INSERT INTO orders (customer) VALUES ('load')"); err != nil {
+		return txn, err
+	}
+	var values []string
+	var args []any
+	for range n {
+		typ := dbzAggregateTypes[l.rng.IntN(len(dbzAggregateTypes))]
+		agg := fmt.Sprintf("%s-%d", typ, l.rng.IntN(20))
+		l.seq[agg]++
+		id := uuid.NewString()
+		txn.Rows = append(txn.Rows, outboxRow{ID: id, Agg: agg, Type: typ + "Changed", Seq: l.seq[agg]})
+		values = append(values, "(?, ?, ?, ?, ?)")
+		args = append(args, id, typ, agg, typ+"Changed", fmt.Sprintf(`{"agg":%q,"seq":%d}`, agg, l.seq[agg]))
+	}
+	const insert = "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES "
+	if multiRow {
+		if _, err := tx.ExecContext(ctx, insert+strings.Join(values, ","), args...); err != nil {
+			return txn, err
+		}
+	} else {
+		for i := range values {
+			if _, err := tx.ExecContext(ctx, insert+values[i], args[5*i:5*i+5]...); err != nil {
+				return txn, err
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return txn, err
+	}
+	if err := l.conn.QueryRowContext(ctx, "SELECT @@last_gtid").Scan(&txn.GTID); err != nil {
+		return txn, err
+	}
+	return txn, nil
+}
+
+// stop ends the load after the transaction in progress.
+func (l *dbzLoad) stop() {
+	l.cancel()
+	<-l.done
+}
+
+// committed returns the transactions committed so far and the load's
+// error, if it stopped on one.
+func (l *dbzLoad) committed() ([]dbzTxn, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]dbzTxn(nil), l.txns...), l.err
+}
+
+// rows is the number of outbox rows committed so far.
+func (l *dbzLoad) rows() int {
+	txns, _ := l.committed()
+	n := 0
+	for _, t := range txns {
+		n += len(t.Rows)
+	}
+	return n
+}
+
+// bigTx commits one transaction of a business row and n outbox rows of
+// aggregate type "order", one INSERT statement per row (sent 100 to a
+// round trip), between the load's own transactions.
+func (l *dbzLoad) bigTx(ctx context.Context, n int) (dbzTxn, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	txn := dbzTxn{}
+	tx, err := l.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return txn, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, "INSERT INTO orders (customer) VALUES ('big')"); err != nil {
+		return txn, err
+	}
+	for done := 0; done < n; {
+		var stmts []string
+		var args []any
+		for ; done < n && len(stmts) < 100; done++ {
+			agg := fmt.Sprintf("order-big-%d", done%50)
+			l.seq[agg]++
+			id := uuid.NewString()
+			txn.Rows = append(txn.Rows, outboxRow{ID: id, Agg: agg, Type: "orderImported", Seq: l.seq[agg]})
+			stmts = append(stmts, "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES (?, 'order', ?, 'orderImported', ?)")
+			args = append(args, id, agg, fmt.Sprintf(`{"agg":%q,"seq":%d}`, agg, l.seq[agg]))
+		}
+		if _, err := tx.ExecContext(ctx, strings.Join(stmts, ";"), args...); err != nil {
+			return txn, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return txn, err
+	}
+	if err := l.conn.QueryRowContext(ctx, "SELECT @@last_gtid").Scan(&txn.GTID); err != nil {
+		return txn, err
+	}
+	l.txns = append(l.txns, txn)
+	return txn, nil
+}
