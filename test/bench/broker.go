@@ -58,6 +58,17 @@ func startKafkaSide(ctx context.Context, e *env, o *options) (*kafkaSide, error)
 // startApacheSide starts a private Apache Kafka node with the benchmark's
 // JVM settings, every topic with o.Partitions partitions.
 func startApacheSide(ctx context.Context, o *options) (*kafkaSide, error) {
+	a, err := startApache(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return apacheSide(a), nil
+}
+
+// startApache starts the benchmark's Apache Kafka node: its JVM settings,
+// every topic with o.Partitions partitions, records up to the benchmark's
+// largest row.
+func startApache(ctx context.Context, o *options) (*devenv.ApacheKafka, error) {
 	a, err := devenv.StartApacheKafka(ctx, devenv.ApacheKafkaConfig{
 		Heap:     apacheHeap,
 		JVMFlags: apacheJVMFlags,
@@ -69,9 +80,14 @@ func startApacheSide(ctx context.Context, o *options) (*kafkaSide, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting Apache Kafka: %w", err)
 	}
+	return a, nil
+}
+
+// apacheSide presents node a as a run's Kafka; Close stops the node.
+func apacheSide(a *devenv.ApacheKafka) *kafkaSide {
 	desc := fmt.Sprintf("Apache Kafka %s (1 KRaft node, %s, -Xmx%s, G1)", a.Version(), javaVersion(a.Java()), apacheHeap)
 	return &kafkaSide{Brokers: a.Brokers(), CPUName: "kafka JVM", Desc: desc,
-		Pid: func() int { return a.Pid(0) }, Close: a.Close}, nil
+		Pid: func() int { return a.Pid(0) }, Close: a.Close}
 }
 
 // javaVersion is the first line of `java -version`, e.g. `openjdk

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
 )
@@ -111,55 +109,19 @@ func newDbzWorld(ctx context.Context, e *env, o *options) (*dbzWorld, error) {
 	}
 	w.conn = body.Config
 	e.log.Info().Msg("debezium: starting Apache Kafka")
-	w.apache, err = devenv.StartApacheKafka(ctx, devenv.ApacheKafkaConfig{
-		Heap:     "1g",
-		JVMFlags: []string{"-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35"},
-		Props: map[string]string{
-			"num.partitions":    strconv.Itoa(o.Partitions),
-			"message.max.bytes": strconv.Itoa(brokerMessageMaxBytes(o)),
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("starting Apache Kafka: %w", err)
+	if w.apache, err = startApache(ctx, o); err != nil {
+		return nil, err
 	}
 	if w.admin, err = newAdmin(w.apache.Brokers()); err != nil {
 		w.Close()
 		return nil, err
 	}
-	broker, err := brokerProcess(w.apache)
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
+	broker := apacheSide(w.apache)
+	broker.Close = func() {} // the world stops the node
 	ae := *e
 	ae.kafka, ae.admin = broker, w.admin
 	w.env = &ae
 	return w, nil
-}
-
-// brokerProcess presents the Apache Kafka node as the env's broker
-// process, found by its data directory on its command line.
-func brokerProcess(a *devenv.ApacheKafka) (*kfakeProc, error) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range entries {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), a.Dir()) || !strings.Contains(string(cmdline), "kafka.Kafka") {
-			continue
-		}
-		p, err := os.FindProcess(pid)
-		if err != nil {
-			return nil, err
-		}
-		return &kfakeProc{Brokers: a.Brokers(), cmd: &exec.Cmd{Process: p}}, nil
-	}
-	return nil, fmt.Errorf("no process of the Apache Kafka node in %s", a.Dir())
 }
 
 // startWorker starts a Kafka Connect worker of setup s with its own group
@@ -206,21 +168,6 @@ func (w *dbzWorld) connector(e *env, s dbzSetup, prefix, snapshot string) map[st
 	return c
 }
 
-// retryFreshTopic runs f again, up to four more times, while the router
-// stops because a checkpoint topic it had just created had no partition
-// leader yet (a new topic's metadata reaches Apache Kafka's broker a moment
-// after CreateTopics returns, and the router's first load does not wait
-// for it); the log says so.
-func retryFreshTopic[T any](e *env, f func() (T, error)) (T, error) {
-	v, err := f()
-	for i := 0; i < 4 && err != nil && strings.Contains(err.Error(), "has no partition 0"); i++ {
-		e.log.Warn().Err(err).Msg("debezium: the router met a checkpoint topic without a leader yet; running it again")
-		time.Sleep(time.Second)
-		v, err = f()
-	}
-	return v, err
-}
-
 // runDebezium is the Debezium stage: the router and each Debezium setup
 // catch up bl on the Apache Kafka node, then the router and the tuned
 // setups follow live inserts at each rate.
@@ -242,10 +189,8 @@ func runDebezium(ctx context.Context, e *env, o *options, bl backlog) (*dbzStage
 		if ctx.Err() != nil {
 			return st, ctx.Err()
 		}
-		c, err := retryFreshTopic(e, func() (catchupResult, error) {
-			r := routerRun{Name: ae.unique("dbz-router"), Prefix: ae.unique("bench-dbz-router"), Delivery: delivery, Start: bl.Start}
-			return runCatchup(ctx, ae, o, "router "+delivery+" (Apache Kafka)", r, bl)
-		})
+		r := routerRun{Name: ae.unique("dbz-router"), Prefix: ae.unique("bench-dbz-router"), Delivery: delivery, Start: bl.Start}
+		c, err := runCatchup(ctx, ae, o, "router "+delivery+" (Apache Kafka)", r, bl)
 		if err != nil {
 			return st, err
 		}
@@ -265,13 +210,10 @@ func runDebezium(ctx context.Context, e *env, o *options, bl backlog) (*dbzStage
 		return st, nil
 	}
 	e.log.Info().Msg("debezium: the router following live inserts")
-	// Other seeds: the live stage's event ids, and an earlier attempt's,
-	// must stay unused.
+	// Another seed: the live stage's event ids must stay unused.
 	lo := *o
-	rl, err := retryFreshTopic(e, func() (liveStage, error) {
-		lo.Seed++
-		return runLive(ctx, ae, &lo)
-	})
+	lo.Seed++
+	rl, err := runLive(ctx, ae, &lo)
 	if err != nil {
 		return st, fmt.Errorf("router live on Apache Kafka: %w", err)
 	}
