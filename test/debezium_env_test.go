@@ -192,18 +192,7 @@ func (w *dbzWorld) routerArgs(name string, extra ...string) []string {
 // (the GTID sets are equal).
 func (w *dbzWorld) waitRouterCheckpoint(name, want string) {
 	w.t.Helper()
-	var last string
-	err := poll(2*time.Minute, func() bool {
-		cp, err := checkpoint.Load(context.Background(), checkpoint.DefaultTopic, name, kgo.SeedBrokers(w.kafka.Brokers...))
-		if err != nil || cp == nil {
-			return false
-		}
-		last = cp.GTIDSet
-		return last == want
-	})
-	if err != nil {
-		w.t.Fatalf("router checkpoint %s is %q, want %q: %v", name, last, want, err)
-	}
+	checkpointTopic{t: w.t, brokers: w.kafka.Brokers, topic: checkpoint.DefaultTopic}.wait(name, want)
 }
 
 // waitTaskFailed waits until a task of connector name is FAILED and

@@ -112,10 +112,10 @@ func TestInboxBehindRouterReplay(t *testing.T) {
 	l := newLedgerInbox(t, e)
 	args := e.args("inbox-replay")
 	startRouter(t, args...)
-	from := e.gtidBinlogPos()
+	from := e.gtidPos()
 	const n = 60
 	want := writePaid(e, 0, n)
-	to := e.gtidBinlogPos()
+	to := e.gtidPos()
 	c := l.start(t, e, unique("billing"))
 	eventually(t, 90*time.Second, "the router's events applied", func() bool { return c.Stats().Processed >= n })
 
@@ -158,7 +158,7 @@ func TestInboxBehindRouterAtLeastOnce(t *testing.T) {
 		before := sumOffsets(endOffsets(t, e.kafka.Brokers, topic))
 		want += writePaidTx(e, n, big)
 		n += big
-		txn := gtidSeqs(t, e.gtidBinlogPos())[0] // the consumer's own transactions come later
+		txn := gtidSeqs(t, e.gtidPos())[0] // the consumer's own transactions come later
 		eventually(t, 60*time.Second, "the router to publish part of the transaction", func() bool {
 			return sumOffsets(endOffsets(t, e.kafka.Brokers, topic)) > before
 		})
@@ -167,7 +167,7 @@ func TestInboxBehindRouterAtLeastOnce(t *testing.T) {
 		r.restart()
 		// Once the checkpoint covers the transaction, all of it is published.
 		eventually(t, 120*time.Second, "the restarted router to publish the transaction", func() bool {
-			return gtidSeqs(t, loadCheckpoint(t, e, "inbox-alo"))[0] >= txn
+			return gtidSeqs(t, e.checkpointSet("inbox-alo"))[0] >= txn
 		})
 		if sumOffsets(endOffsets(t, e.kafka.Brokers, topic)) > int64(n) {
 			break // records were published twice

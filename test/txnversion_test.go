@@ -50,13 +50,13 @@ func commitsEpochBump(t *testing.T, e *env, n int) int {
 	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
 	e.writeEvents("Epoch", 1)
 	c.read(1, 60*time.Second)
-	waitCheckpoint(t, e, name, e.gtidBinlogPos())
+	e.waitCheckpoint(name, e.gtidPos())
 	before, err := describeTxn(e.kafka.Brokers, relay.TransactionalID(name))
 	require.NoError(t, err)
 	for range n {
 		e.writeEvents("Epoch", 1)
 		c.read(1, 60*time.Second)
-		waitCheckpoint(t, e, name, e.gtidBinlogPos())
+		e.waitCheckpoint(name, e.gtidPos())
 	}
 	after, err := describeTxn(e.kafka.Brokers, relay.TransactionalID(name))
 	require.NoError(t, err)

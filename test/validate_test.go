@@ -162,13 +162,8 @@ func TestValidateDefaultEnv(t *testing.T) {
 	t.Run("reads the router's checkpoint", func(t *testing.T) {
 		r := startRouter(t, e.args("val")...)
 		e.insertTx(newEvent("v-1", "Validated", `{}`))
-		pos := gtidPos(t, e.db)
-		eventually(t, 60*time.Second, "checkpoint at "+pos, func() bool {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			cp, err := checkpoint.Load(ctx, e.prefix+"_checkpoints", "val", kafkaOpts(e)...)
-			return err == nil && cp.GTIDSet == pos
-		})
+		pos := e.gtidPos()
+		e.waitCheckpoint("val", pos)
 		require.Equal(t, 0, r.stop(20*time.Second))
 
 		v := runValidate(t, nil, e.args("val")...)
@@ -366,7 +361,7 @@ func TestValidateRetentionAndPurge(t *testing.T) {
 	resp, err := kadm.NewClient(cl).CreateTopic(context.Background(), 1, 1, map[string]*string{"cleanup.policy": ptr("compact")}, topic)
 	require.NoError(t, err)
 	require.NoError(t, resp.Err)
-	pos := gtidPos(t, e.db)
+	pos := e.gtidPos()
 	writeCheckpoint := func(name, set string, age time.Duration) {
 		t.Helper()
 		cp := checkpoint.Checkpoint{Name: name, GTIDSet: set, Flavor: "mariadb", ServerID: 1, Time: time.Now().Add(-age)}
@@ -402,7 +397,7 @@ func TestValidateRetentionAndPurge(t *testing.T) {
 	seq := gtidSeqs(t, pos)[0]
 	e.insertTx(newEvent("r-2", "Lost", `{}`))
 	e.insertTx(newEvent("r-3", "Lost", `{}`))
-	last := gtidPos(t, e.db)
+	last := e.gtidPos()
 	e.exec("FLUSH BINARY LOGS")
 	logs := binaryLogs(t, e)
 	newest := logs[len(logs)-1]
@@ -523,7 +518,7 @@ func TestValidateThreeBrokers(t *testing.T) {
 	r := startRouter(t, args...)
 	e.writeEvents("Created", 2)
 	newConsumer(t, e.kafka.Brokers, e.topicRegex()).read(2, time.Minute)
-	waitCheckpoint(t, e, "val3", e.gtidBinlogPos())
+	e.waitCheckpoint("val3", e.gtidPos())
 	require.Equal(t, 0, r.stop(20*time.Second))
 	v = runValidate(t, nil, args...)
 	require.Equal(t, 0, v.code)

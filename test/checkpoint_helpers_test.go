@@ -1,0 +1,146 @@
+package test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
+)
+
+// checkpointWait bounds the wait for a router's checkpoint to reach a
+// GTID set.
+const checkpointWait = 2 * time.Minute
+
+// checkpointTopic is a checkpoint topic as a test reads it: what the
+// routers of the test stored there.
+type checkpointTopic struct {
+	t       testing.TB
+	brokers []string
+	topic   string
+}
+
+// checkpoints is the topic of the env's routers (--checkpoint-topic of
+// e.args).
+func (e *env) checkpoints() checkpointTopic {
+	return checkpointTopic{t: e.t, brokers: e.kafka.Brokers, topic: e.prefix + "_checkpoints"}
+}
+
+// load returns the stored checkpoint of name as checkpoint.Load does,
+// giving up after 30 s.
+func (c checkpointTopic) load(name string) (*checkpoint.Checkpoint, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return checkpoint.Load(ctx, c.topic, name, kgo.SeedBrokers(c.brokers...))
+}
+
+// at reports whether the stored checkpoint of name is at the GTID set
+// want; an error reading it is false.
+func (c checkpointTopic) at(name, want string) bool {
+	cp, err := c.load(name)
+	return err == nil && cp.GTIDSet == want
+}
+
+// wait polls until the stored checkpoint of name is at want.
+func (c checkpointTopic) wait(name, want string) {
+	c.t.Helper()
+	var last string
+	var lastErr error
+	err := poll(checkpointWait, func() bool {
+		cp, err := c.load(name)
+		if lastErr = err; err != nil {
+			return false
+		}
+		last = cp.GTIDSet
+		return last == want
+	})
+	if err != nil {
+		c.t.Fatalf("checkpoint %q never reached %q (last %q, %v): %v", name, want, last, lastErr, err)
+	}
+}
+
+// history reads every committed checkpoint record of name, in order, up
+// to the first whose GTID set is last at a transaction boundary.
+func (c checkpointTopic) history(name, last string) []*checkpoint.Checkpoint {
+	c.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.brokers...), kgo.ConsumeTopics(c.topic),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out []*checkpoint.Checkpoint
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			c.t.Fatalf("reading the checkpoint topic: never reached %s: %v", last, ctx.Err())
+		}
+		for _, rec := range fs.Records() {
+			if string(rec.Key) != name || len(rec.Value) == 0 {
+				continue
+			}
+			cp, err := checkpoint.Decode(rec.Value)
+			if err != nil {
+				c.t.Fatalf("checkpoint record at offset %d: %v", rec.Offset, err)
+			}
+			out = append(out, cp)
+			if cp.GTIDSet == last && cp.TxnGTID == "" {
+				return out
+			}
+		}
+	}
+}
+
+// checkpoint returns the stored checkpoint of name, or the error of
+// loading it (checkpoint.ErrCheckpointMissing when there is none).
+func (e *env) checkpoint(name string) (*checkpoint.Checkpoint, error) {
+	return e.checkpoints().load(name)
+}
+
+// mustCheckpoint returns the stored checkpoint of name; anything else
+// fails the test.
+func (e *env) mustCheckpoint(name string) *checkpoint.Checkpoint {
+	e.t.Helper()
+	cp, err := e.checkpoint(name)
+	if err != nil {
+		e.t.Fatalf("loading checkpoint %q: %v", name, err)
+	}
+	return cp
+}
+
+// checkpointSet returns the stored checkpoint's GTID set, "" if there is
+// no checkpoint of name.
+func (e *env) checkpointSet(name string) string {
+	e.t.Helper()
+	cp, err := e.checkpoint(name)
+	if isMissing(err) {
+		return ""
+	}
+	if err != nil {
+		e.t.Fatalf("loading checkpoint %q: %v", name, err)
+	}
+	return cp.GTIDSet
+}
+
+// checkpointAt reports whether the stored checkpoint of name is at want.
+func (e *env) checkpointAt(name, want string) bool { return e.checkpoints().at(name, want) }
+
+// waitCheckpoint polls until the stored checkpoint of name is at want.
+func (e *env) waitCheckpoint(name, want string) {
+	e.t.Helper()
+	e.checkpoints().wait(name, want)
+}
+
+// checkpointHistory reads every committed checkpoint record of name up
+// to the one at last.
+func (e *env) checkpointHistory(name, last string) []*checkpoint.Checkpoint {
+	e.t.Helper()
+	return e.checkpoints().history(name, last)
+}
+
+func isMissing(err error) bool { return errors.Is(err, checkpoint.ErrCheckpointMissing) }
