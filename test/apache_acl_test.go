@@ -223,7 +223,7 @@ func (w *aclWorld) runRouter(start, goodID string, dlq bool, extra ...string) ac
 	c := newConsumer(w.t, w.s.Apache.Brokers(), "^"+w.prefix+`\.ACLRouted$`)
 	var d *consumer
 	if dlq {
-		d = newConsumer(w.t, w.s.Apache.Brokers(), "^"+w.dlqTopic+"$")
+		d = newConsumer(w.t, w.s.Apache.Brokers(), exactTopic(w.dlqTopic))
 	}
 	routed, lettered := false, !dlq
 	for time.Since(began) < aclWait && r.running() && !(routed && lettered) {

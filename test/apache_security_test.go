@@ -144,7 +144,7 @@ func TestApacheSASLSSL(t *testing.T) {
 	start := time.Now()
 	r := startRouter(t, e.args("sasl-ssl", auth...)...)
 	e.insertTx(evs[1])
-	c := newAuthConsumer(t, e, kgo.DialTLSConfig(s.tls), saslMechanism("SCRAM-SHA-512", "reader", "r3ader-s3cret"))
+	c := newConsumer(t, e.kafka.Brokers, e.topicRegex(), kgo.DialTLSConfig(s.tls), saslMechanism("SCRAM-SHA-512", "reader", "r3ader-s3cret"))
 	recs := c.read(len(evs), 90*time.Second)
 	took := time.Since(start)
 	assert.ElementsMatch(t, []string{evs[0].ID, evs[1].ID}, recordIDs(recs))

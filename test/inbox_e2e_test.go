@@ -132,7 +132,7 @@ func TestInboxBehindRouterReplay(t *testing.T) {
 	if st.Processed != n || st.Duplicates != n || st.DeadLetters != 0 {
 		t.Errorf("stats %+v: want %d processed and %d duplicates", st, n, n)
 	}
-	if got := len(readTopic(t, e.kafka.Brokers, e.prefix+".Paid", 2*n)); got != 2*n {
+	if got := len(newConsumer(t, e.kafka.Brokers, exactTopic(e.prefix+".Paid")).read(2*n, 30*time.Second)); got != 2*n {
 		t.Errorf("the topic holds %d records, want %d (each event twice)", got, 2*n)
 	}
 	l.check(t, n, want)
@@ -181,7 +181,7 @@ func TestInboxBehindRouterAtLeastOnce(t *testing.T) {
 	if err := c.stop(t); err != nil {
 		t.Fatal(err)
 	}
-	recs := readTopic(t, e.kafka.Brokers, topic, int(total))
+	recs := newConsumer(t, e.kafka.Brokers, exactTopic(topic)).read(int(total), 30*time.Second)
 	ids := map[string]bool{}
 	for _, rec := range recs {
 		ids[recordHeader(rec, "id")] = true

@@ -63,7 +63,7 @@ func TestInboxMissingID(t *testing.T) {
 	if st.Processed != 1 || st.DeadLetters != 2 || st.Retries != 0 || len(handled) != 1 || handled[0] != "ev-1" {
 		t.Errorf("reject: stats %+v, handler saw %v; want ev-1 applied and two dead letters without a handler call", st, handled)
 	}
-	dls := readTopic(t, k.Brokers, reject+".dead-letter", 2)
+	dls := newConsumer(t, k.Brokers, exactTopic(reject+".dead-letter")).read(2, 30*time.Second)
 	for _, r := range dls {
 		if !strings.Contains(recordHeader(r, inbox.HeaderError), `no "id" header`) || recordHeader(r, inbox.HeaderAttempts) != "0" ||
 			recordHeader(r, inbox.HeaderOriginalPartition) != "1" || (string(r.Value) != "no-id" && string(r.Value) != "empty-id") {

@@ -144,7 +144,7 @@ func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
 				t.Errorf("committed offsets of group %s sum to %d, want %d (every record)", name, got, n+3)
 			}
 
-			dls := readTopic(t, k.Brokers, name+".dead-letter", 2)
+			dls := newConsumer(t, k.Brokers, exactTopic(name+".dead-letter")).read(2, 30*time.Second)
 			partitionOf := map[string]int32{}
 			for _, r := range recordsOf(t, k.Brokers, topic, n+3) {
 				partitionOf[recordHeader(r, "id")] = r.Partition
@@ -235,31 +235,10 @@ func produceRecords(t *testing.T, brokers []string, recs []*kgo.Record) {
 	}
 }
 
-// readTopic reads at least n records of topic from the start.
-func readTopic(t *testing.T, brokers []string, topic string, n int) []*kgo.Record {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var out []*kgo.Record
-	for len(out) < n {
-		f := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %d of %d records from %s", len(out), n, topic)
-		}
-		out = append(out, f.Records()...)
-	}
-	return out
-}
-
 // recordsOf reads exactly n records of topic and checks that no more come.
 func recordsOf(t *testing.T, brokers []string, topic string, n int) []*kgo.Record {
 	t.Helper()
-	recs := readTopic(t, brokers, topic, n)
+	recs := newConsumer(t, brokers, exactTopic(topic)).read(n, 30*time.Second)
 	if len(recs) != n {
 		t.Fatalf("%s holds %d records, want %d", topic, len(recs), n)
 	}

@@ -150,7 +150,7 @@ func TestKafkaSASL(t *testing.T) {
 				args = append(args, "--kafka-sasl-password-file", pwFile)
 			}
 			r := startRouterEnv(t, env, args...)
-			c := newAuthConsumer(t, e, saslMechanism(mech, "router", "k4fka-s3cret"))
+			c := newConsumer(t, e.kafka.Brokers, e.topicRegex(), saslMechanism(mech, "router", "k4fka-s3cret"))
 			recs := c.read(len(evs), 60*time.Second)
 			assert.ElementsMatch(t, []string{evs[0].ID, evs[1].ID}, recordIDs(recs))
 			require.Equal(t, 0, r.stop(20*time.Second))
@@ -216,7 +216,7 @@ func TestKafkaTLS(t *testing.T) {
 		require.NoError(t, err)
 		roots := x509.NewCertPool()
 		roots.AddCert(pki.ca)
-		c := newAuthConsumer(t, e,
+		c := newConsumer(t, e.kafka.Brokers, e.topicRegex(),
 			kgo.DialTLSConfig(&tls.Config{RootCAs: roots, Certificates: []tls.Certificate{clientPair}, MinVersion: tls.VersionTLS12}),
 			saslMechanism("SCRAM-SHA-512", "router", "k4fka-s3cret"))
 		recs := c.read(len(evs), 60*time.Second)
@@ -320,24 +320,6 @@ func startRouterEnv(t *testing.T, env []string, args ...string) *router {
 		}
 	})
 	return r
-}
-
-// newAuthConsumer is newConsumer with extra client options (SASL, TLS).
-func newAuthConsumer(t *testing.T, e *env, opts ...kgo.Opt) *consumer {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{
-		kgo.SeedBrokers(e.kafka.Brokers...),
-		kgo.ConsumeRegex(),
-		kgo.ConsumeTopics(e.topicRegex()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.MetadataMinAge(100 * time.Millisecond),
-		kgo.MetadataMaxAge(300 * time.Millisecond),
-		kgo.FetchMaxWait(100 * time.Millisecond),
-	}, opts...)...)
-	require.NoError(t, err)
-	t.Cleanup(cl.Close)
-	return &consumer{t: t, cl: cl}
 }
 
 func saslMechanism(mech, user, pass string) kgo.Opt {
