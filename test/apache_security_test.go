@@ -200,8 +200,5 @@ func TestApacheSASLSSL(t *testing.T) {
 // a super user there).
 func adminOf(t *testing.T, k *devenv.Kafka) *kadm.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Apache.Brokers()...))
-	require.NoError(t, err)
-	t.Cleanup(cl.Close)
-	return kadm.NewClient(cl)
+	return newAdmin(t, k.Apache.Brokers())
 }

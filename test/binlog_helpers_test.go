@@ -52,8 +52,9 @@ func (e *env) binlogFiles() int {
 }
 
 // purgeBinlogsTo purges the binlog files before file, retrying until the
-// server has let them go (it keeps a file until its binlog checkpoint
-// moves on).
+// server has let them go: MariaDB keeps a binlog until InnoDB has made its
+// transactions durable (the binlog checkpoint), so PURGE may leave it at
+// first.
 func (e *env) purgeBinlogsTo(file string) {
 	e.t.Helper()
 	eventually(e.t, 30*time.Second, "purging the binlogs before "+file, func() bool {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -42,7 +41,7 @@ func TestCheckpointTopicCompacted(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	proxy := proxiedRouter(t, e)
 	topic := e.prefix + "_checkpoints"
-	adm := kadm.NewClient(newKgoClient(t, e))
+	adm := e.admin()
 	configs := map[string]*string{}
 	for k, v := range map[string]string{
 		"cleanup.policy": "compact", "segment.ms": "500", "min.cleanable.dirty.ratio": "0.01", "min.compaction.lag.ms": "0",

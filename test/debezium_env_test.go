@@ -13,9 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/devenv"
 )
@@ -151,14 +148,10 @@ func deadlineOf(ctx context.Context) time.Time {
 // automatic topic creation does, with the broker's default partitions.
 func (w *dbzWorld) createTopics(topics ...string) {
 	w.t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(w.kafka.Brokers...))
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer cl.Close()
+	adm := newAdmin(w.t, w.kafka.Brokers)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	resp, err := kadm.NewClient(cl).CreateTopics(ctx, 3, 1, nil, topics...)
+	resp, err := adm.CreateTopics(ctx, 3, 1, nil, topics...)
 	if err == nil {
 		err = resp.Error()
 	}

@@ -151,14 +151,10 @@ func produceTransactions(t *testing.T, brokers []string, txns [][]*kgo.Record) {
 // endOffsets are topic's end offsets by partition.
 func endOffsets(t *testing.T, brokers []string, topic string) map[int32]int64 {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	adm := newAdmin(t, brokers)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	lo, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	lo, err := adm.ListEndOffsets(ctx, topic)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
@@ -207,12 +206,7 @@ func TestInboxDeadLetterTopic(t *testing.T) {
 	k := devenv.NewKafka(t)
 	topic := unique("inbox.dlt")
 	produceRecords(t, k.Brokers, []*kgo.Record{{Topic: topic, Key: []byte("k"), Headers: []kgo.RecordHeader{{Key: "id", Value: []byte("ev-1")}}}})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Brokers...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
+	adm := newAdmin(t, k.Brokers)
 	exists := func(name string) bool {
 		td, err := adm.ListTopics(ctx, name)
 		if err != nil {

@@ -287,14 +287,10 @@ func committedTotal(t *testing.T, brokers []string, group, topic string) int64 {
 // committedOffsets are group's committed offsets on topic by partition.
 func committedOffsets(t *testing.T, brokers []string, group, topic string) map[int32]int64 {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	adm := newAdmin(t, brokers)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	offs, err := kadm.NewClient(cl).FetchOffsets(ctx, group)
+	offs, err := adm.FetchOffsets(ctx, group)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -187,16 +186,14 @@ func decodeLetter(t *testing.T, rec *kgo.Record) letter {
 // the tests' clusters have one broker).
 func createTopic(t testing.TB, brokers []string, topic string, partitions int32, configs map[string]string) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	require.NoError(t, err)
-	defer cl.Close()
+	adm := newAdmin(t, brokers)
 	cfg := map[string]*string{}
 	for k, v := range configs {
 		cfg[k] = &v
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, 1, cfg, topic)
+	resp, err := adm.CreateTopic(ctx, partitions, 1, cfg, topic)
 	require.NoError(t, err)
 	require.NoError(t, resp.Err, "creating topic %s", topic)
 }

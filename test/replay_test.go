@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/replay"
@@ -110,7 +109,7 @@ func TestReplayMiddleRange(t *testing.T) {
 		assert.Equal(t, middle, ids, "binlog order")
 	}
 	assert.Empty(t, replayed.quiet(500*time.Millisecond), "a dry run produces nothing")
-	adm := kadm.NewClient(newKgoClient(t, e))
+	adm := e.admin()
 	topics, err := adm.ListTopics(context.Background())
 	require.NoError(t, err)
 	for _, name := range topics.Names() {
@@ -224,12 +223,4 @@ func recordsByID(t testing.TB, recs []*kgo.Record) map[string]*kgo.Record {
 		m[id] = r
 	}
 	return m
-}
-
-func newKgoClient(t testing.TB, e *env) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(kafkaOpts(e)...)
-	require.NoError(t, err)
-	t.Cleanup(cl.Close)
-	return cl
 }
