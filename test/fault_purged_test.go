@@ -2,7 +2,6 @@ package test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,13 +59,7 @@ func TestFaultBinlogPurged(t *testing.T) {
 
 	r.restart()
 	code := r.wait(time.Minute)
-	log := r.out.String()
-	var stopLine string
-	for _, line := range strings.Split(log, "\n") {
-		if strings.Contains(line, "binlog-router stopped") {
-			stopLine = line
-		}
-	}
+	stopLine := r.lastLogLine("binlog-router stopped")
 	t.Logf("router's last words: %s", stopLine)
 	assert.Equal(t, 3, code, "exit code for a purged binlog")
 	assert.Contains(t, stopLine, "binlog purged", "the error says the binlog was purged")

@@ -338,10 +338,14 @@ func rssLimitMB() float64 {
 }
 
 // logLine returns the first router log line containing s, or "".
-func (r *router) logLine(s string) string {
-	for _, l := range strings.Split(r.out.String(), "\n") {
-		if strings.Contains(l, s) {
-			return l
+func (r *router) logLine(s string) string { return lineWith(r.out.String(), s) }
+
+// lastLogLine returns the last router log line containing s, or "".
+func (r *router) lastLogLine(s string) string {
+	lines := strings.Split(r.out.String(), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], s) {
+			return lines[i]
 		}
 	}
 	return ""

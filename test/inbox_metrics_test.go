@@ -25,12 +25,7 @@ import (
 // of the same name registers on the same registry.
 func TestInboxMetrics(t *testing.T) {
 	d := inboxMariaDB()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	db := d.open(t)
-	if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-		t.Fatal(err)
-	}
+	db := d.openInbox(t)
 	mustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL)")
 	k := devenv.NewKafka(t)
 	topic, name := unique("inbox.metrics"), unique("metered")

@@ -22,12 +22,7 @@ import (
 // that a redelivery of that record is a duplicate.
 func TestInboxMissingID(t *testing.T) {
 	d := inboxMariaDB()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	db := d.open(t)
-	if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-		t.Fatal(err)
-	}
+	db := d.openInbox(t)
 	mustExec(t, db, "CREATE TABLE seen (event_id VARCHAR(255) NOT NULL, payload VARCHAR(64) NOT NULL)")
 	k := devenv.NewKafka(t)
 	topic := unique("inbox.noid")
@@ -98,10 +93,7 @@ func TestInboxStopPolicy(t *testing.T) {
 	d := inboxMariaDB()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	db := d.open(t)
-	if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-		t.Fatal(err)
-	}
+	db := d.openInbox(t)
 	mustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL)")
 	k := devenv.NewKafka(t)
 	topic, name := unique("inbox.stop"), unique("stopper")
@@ -199,10 +191,7 @@ func TestInboxDeadLetterTopic(t *testing.T) {
 	d := inboxMariaDB()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	db := d.open(t)
-	if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-		t.Fatal(err)
-	}
+	db := d.openInbox(t)
 	k := devenv.NewKafka(t)
 	topic := unique("inbox.dlt")
 	produceRecords(t, k.Brokers, []*kgo.Record{{Topic: topic, Key: []byte("k"), Headers: []kgo.RecordHeader{{Key: "id", Value: []byte("ev-1")}}}})

@@ -26,6 +26,18 @@ type inboxDB struct {
 	ph      func(n int) string // placeholder n (1-based)
 }
 
+// openInbox opens a new database of d with the inbox table in it.
+func (d inboxDB) openInbox(t *testing.T) *sql.DB {
+	t.Helper()
+	db := d.open(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 func inboxDatabases() []inboxDB {
 	return []inboxDB{inboxMariaDB(), inboxPostgres()}
 }
@@ -93,10 +105,7 @@ func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			db := d.open(t)
-			if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-				t.Fatal(err)
-			}
+			db := d.openInbox(t)
 			mustExec(t, db, "CREATE TABLE payments (event_id VARCHAR(64) NOT NULL PRIMARY KEY, ref VARCHAR(64) NOT NULL UNIQUE, amount INT NOT NULL)")
 			k := devenv.NewKafka(t)
 			topic, name := unique("inbox.PaymentMade"), unique("payments")

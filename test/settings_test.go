@@ -43,7 +43,7 @@ func TestSettingsChangedAtRuntime(t *testing.T) {
 			assert.Contains(t, r.out.String(), tt.want)
 			assert.Empty(t, c.quiet(2*time.Second), "nothing after the stop is committed")
 			assert.Equal(t, stored, e.checkpointSet("settings"), "the checkpoint did not move")
-			t.Logf("exit %d, 1 record before, 0 after; stop: %s", code, lineWith(r.out.String(), tt.want))
+			t.Logf("exit %d, 1 record before, 0 after; stop: %s", code, r.logLine(tt.want))
 		})
 	}
 }
@@ -101,7 +101,7 @@ func TestRowMetadataChangedAtRuntime(t *testing.T) {
 			code, line := 0, ""
 			if tc.stops {
 				code = r.wait(60 * time.Second)
-				line = lineWith(r.out.String(), "binlog_row_metadata=FULL")
+				line = r.logLine("binlog_row_metadata=FULL")
 				assert.Equal(t, 2, code, "a server setting changed at runtime is configuration")
 				assert.Contains(t, line, "outbox table shop.outbox")
 				assert.Contains(t, line, "the setting changed at runtime")

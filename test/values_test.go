@@ -386,7 +386,7 @@ func TestValuesRefused(t *testing.T) {
 			v := runValidate(t, nil, args...)
 			assert.Equal(t, 1, v.code)
 			assert.NotEmpty(t, v.line("FAIL", "outbox column types shop."+tt.table))
-			t.Logf("stop: %s", lineWith(r.out.String(), tt.want))
+			t.Logf("stop: %s", r.logLine(tt.want))
 		})
 	}
 }

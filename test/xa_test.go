@@ -360,12 +360,7 @@ func TestXAPreparedBinlogPurged(t *testing.T) {
 
 	r.restart()
 	code := r.wait(time.Minute)
-	var stopLine string
-	for _, line := range strings.Split(r.out.String(), "\n") {
-		if strings.Contains(line, "binlog-router stopped") {
-			stopLine = line
-		}
-	}
+	stopLine := r.lastLogLine("binlog-router stopped")
 	t.Logf("exit code %d; router's last words: %s", code, stopLine)
 	assert.Equal(t, 3, code, "exit code for a purged binlog")
 	assert.Contains(t, stopLine, "XA transaction 'order-42'", "the error names the XID")
@@ -396,12 +391,7 @@ func TestXACommitOfUnknownPrepare(t *testing.T) {
 	after := newEvent("after", "After", `{"seq":1}`)
 	e.insertTx(after)
 	code := r.wait(time.Minute)
-	var stopLine string
-	for _, line := range strings.Split(r.out.String(), "\n") {
-		if strings.Contains(line, "binlog-router stopped") {
-			stopLine = line
-		}
-	}
+	stopLine := r.lastLogLine("binlog-router stopped")
 	t.Logf("exit code %d; router's last words: %s", code, stopLine)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stopLine, "XA transaction 'before-start'")
