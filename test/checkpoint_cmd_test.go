@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -255,4 +256,23 @@ func TestCheckpointCmdActivitySigns(t *testing.T) {
 	res := cpSet(t, args, "--gtid", mid)
 	assert.NotContains(t, res.stderr, "election group")
 	assert.Equal(t, mid, showCheckpoint(t, args).GTIDSet)
+}
+
+// checkpointShowUntil runs `binlog-router checkpoint show args...` until
+// it succeeds (a checkpoint is there) and returns its output; the timeout
+// passing fails the test.
+func checkpointShowUntil(t testing.TB, timeout time.Duration, args ...string) string {
+	t.Helper()
+	args = append([]string{"checkpoint", "show"}, args...)
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := exec.Command(routerBin, args...).CombinedOutput()
+		if err == nil {
+			return string(out)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -93,6 +93,12 @@ func header(r *kgo.Record, key string) (string, bool) {
 	return "", false
 }
 
+// recordHeader is the value of r's header key, "" if it has none.
+func recordHeader(r *kgo.Record, key string) string {
+	v, _ := header(r, key)
+	return v
+}
+
 func recordIDs(recs []*kgo.Record) []string {
 	out := make([]string, 0, len(recs))
 	for _, r := range recs {

@@ -230,9 +230,9 @@ func mustExec(t *testing.T, db *sql.DB, q string) {
 // produceRecords produces recs, asking the brokers to create their topics
 // (with the brokers' default partition count: three on kfake and on the
 // test's Apache Kafka).
-func produceRecords(t *testing.T, brokers []string, recs []*kgo.Record) {
+func produceRecords(t *testing.T, brokers []string, recs []*kgo.Record, opts ...kgo.Opt) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.AllowAutoTopicCreation())
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.AllowAutoTopicCreation()}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,29 +254,11 @@ func recordsOf(t *testing.T, brokers []string, topic string, n int) []*kgo.Recor
 	return recs
 }
 
-func recordHeader(r *kgo.Record, key string) string {
-	for _, h := range r.Headers {
-		if h.Key == key {
-			return string(h.Value)
-		}
-	}
-	return ""
-}
-
 // produceToPartitions produces recs to the partitions they name, creating
 // the topic with three partitions if needed.
 func produceToPartitions(t *testing.T, k *devenv.Kafka, recs []*kgo.Record) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Brokers...), kgo.AllowAutoTopicCreation(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	produceRecords(t, k.Brokers, recs, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -12,7 +12,6 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -261,19 +260,8 @@ func TestKafkaTLS(t *testing.T) {
 // prints a checkpoint (the router wrote one) or the timeout passes.
 func checkpointShow(t *testing.T, e *env, name string, timeout time.Duration, extra ...string) string {
 	t.Helper()
-	args := append([]string{"checkpoint", "show", "--name", name, "--kafka-brokers", strings.Join(e.kafka.Brokers, ","),
-		"--checkpoint-topic", e.prefix + "_checkpoints"}, extra...)
-	deadline := time.Now().Add(timeout)
-	for {
-		out, err := exec.Command(routerBin, args...).CombinedOutput()
-		if err == nil {
-			return string(out)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("checkpoint show %s: %v\n%s", name, err, out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	return checkpointShowUntil(t, timeout, append([]string{"--name", name, "--kafka-brokers", strings.Join(e.kafka.Brokers, ","),
+		"--checkpoint-topic", e.prefix + "_checkpoints"}, extra...)...)
 }
 
 // startKfake starts a kfake cluster (never KAFKA_BROKERS: the options
@@ -306,20 +294,6 @@ func (l *countingListener) Accept() (net.Conn, error) {
 		l.n.Add(1)
 	}
 	return c, err
-}
-
-// startRouterEnv is startRouter with extra environment variables.
-func startRouterEnv(t *testing.T, env []string, args ...string) *router {
-	t.Helper()
-	r := &router{t: t, command: "run", args: args, env: env, out: &lockedBuffer{}}
-	r.start()
-	t.Cleanup(func() {
-		r.kill()
-		if t.Failed() {
-			t.Logf("router log:\n%s", tail(r.out.String(), 60))
-		}
-	})
-	return r
 }
 
 func saslMechanism(mech, user, pass string) kgo.Opt {
