@@ -15,9 +15,9 @@ import (
 // GTID set.
 const checkpointWait = 2 * time.Minute
 
-// checkpointTopic is a checkpoint topic as a test reads it: what the
+// checkpointStore is a checkpoint topic as a test reads it: what the
 // routers of the test stored there.
-type checkpointTopic struct {
+type checkpointStore struct {
 	t       testing.TB
 	brokers []string
 	topic   string
@@ -25,13 +25,16 @@ type checkpointTopic struct {
 
 // checkpoints is the topic of the env's routers (--checkpoint-topic of
 // e.args).
-func (e *env) checkpoints() checkpointTopic {
-	return checkpointTopic{t: e.t, brokers: e.kafka.Brokers, topic: e.prefix + "_checkpoints"}
+func (e *env) checkpoints() checkpointStore {
+	return checkpointStore{t: e.t, brokers: e.kafka.Brokers, topic: e.checkpointTopic()}
 }
+
+// checkpointTopic is the env's --checkpoint-topic.
+func (e *env) checkpointTopic() string { return e.prefix + "_checkpoints" }
 
 // load returns the stored checkpoint of name as checkpoint.Load does,
 // giving up after 30 s.
-func (c checkpointTopic) load(name string) (*checkpoint.Checkpoint, error) {
+func (c checkpointStore) load(name string) (*checkpoint.Checkpoint, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return checkpoint.Load(ctx, c.topic, name, kgo.SeedBrokers(c.brokers...))
@@ -39,13 +42,13 @@ func (c checkpointTopic) load(name string) (*checkpoint.Checkpoint, error) {
 
 // at reports whether the stored checkpoint of name is at the GTID set
 // want; an error reading it is false.
-func (c checkpointTopic) at(name, want string) bool {
+func (c checkpointStore) at(name, want string) bool {
 	cp, err := c.load(name)
 	return err == nil && cp.GTIDSet == want
 }
 
 // wait polls until the stored checkpoint of name is at want.
-func (c checkpointTopic) wait(name, want string) {
+func (c checkpointStore) wait(name, want string) {
 	c.t.Helper()
 	var last string
 	var lastErr error
@@ -64,7 +67,7 @@ func (c checkpointTopic) wait(name, want string) {
 
 // history reads every committed checkpoint record of name, in order, up
 // to the first whose GTID set is last at a transaction boundary.
-func (c checkpointTopic) history(name, last string) []*checkpoint.Checkpoint {
+func (c checkpointStore) history(name, last string) []*checkpoint.Checkpoint {
 	c.t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.brokers...), kgo.ConsumeTopics(c.topic),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))

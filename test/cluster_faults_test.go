@@ -45,7 +45,7 @@ func TestClusterKillLeaderAndCoordinator(t *testing.T) {
 		what string
 		node func() int32
 	}{
-		{"the leader of the checkpoint partition", func() int32 { return partitionLeader(t, e, e.prefix+"_checkpoints", 0) }},
+		{"the leader of the checkpoint partition", func() int32 { return partitionLeader(t, e, e.checkpointTopic(), 0) }},
 		{"the router's transaction coordinator", func() int32 { return txnCoordinator(t, e, txnID) }},
 	} {
 		id := victim.node()

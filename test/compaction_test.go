@@ -40,7 +40,7 @@ func TestCheckpointTopicCompacted(t *testing.T) {
 	rng := faultRand(t)
 	e := newEnv(t, envOpts{})
 	proxy := proxiedRouter(t, e)
-	topic := e.prefix + "_checkpoints"
+	topic := e.checkpointTopic()
 	adm := e.admin()
 	configs := map[string]*string{}
 	for k, v := range map[string]string{

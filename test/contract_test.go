@@ -169,7 +169,7 @@ func TestCheckpointShow(t *testing.T) {
 	gtidPos := e.gtidPos()
 
 	out, err := exec.Command(routerBin, "checkpoint", "show", "--name", "show",
-		"--kafka-brokers", strings.Join(e.kafka.Brokers, ","), "--checkpoint-topic", e.prefix+"_checkpoints").Output()
+		"--kafka-brokers", strings.Join(e.kafka.Brokers, ","), "--checkpoint-topic", e.checkpointTopic()).Output()
 	require.NoError(t, err)
 	var cp checkpoint.Checkpoint
 	require.NoError(t, json.Unmarshal(out, &cp), string(out))
@@ -180,7 +180,7 @@ func TestCheckpointShow(t *testing.T) {
 	assert.NotEmpty(t, cp.BinlogFile)
 
 	_, err = exec.Command(routerBin, "checkpoint", "show", "--name", "nobody",
-		"--kafka-brokers", strings.Join(e.kafka.Brokers, ","), "--checkpoint-topic", e.prefix+"_checkpoints").Output()
+		"--kafka-brokers", strings.Join(e.kafka.Brokers, ","), "--checkpoint-topic", e.checkpointTopic()).Output()
 	assert.Error(t, err, "no checkpoint for an unknown name")
 }
 

@@ -185,7 +185,7 @@ func (w *dbzWorld) routerArgs(name string, extra ...string) []string {
 // (the GTID sets are equal).
 func (w *dbzWorld) waitRouterCheckpoint(name, want string) {
 	w.t.Helper()
-	checkpointTopic{t: w.t, brokers: w.kafka.Brokers, topic: checkpoint.DefaultTopic}.wait(name, want)
+	checkpointStore{t: w.t, brokers: w.kafka.Brokers, topic: checkpoint.DefaultTopic}.wait(name, want)
 }
 
 // waitTaskFailed waits until a task of connector name is FAILED and

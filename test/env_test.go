@@ -75,7 +75,7 @@ func (e *env) args(name string, extra ...string) []string {
 		"--kafka-brokers", strings.Join(e.routerKafka(), ","),
 		"--outbox-table", e.dbName + ".outbox",
 		"--topic-template", e.prefix + ".{event_type}",
-		"--checkpoint-topic", e.prefix + "_checkpoints",
+		"--checkpoint-topic", e.checkpointTopic(),
 		"--name", name,
 		"--log-format", "json",
 		"--server-id", fmt.Sprint(2000 + time.Now().UnixNano()%10000),

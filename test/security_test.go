@@ -261,7 +261,7 @@ func TestKafkaTLS(t *testing.T) {
 func checkpointShow(t *testing.T, e *env, name string, timeout time.Duration, extra ...string) string {
 	t.Helper()
 	return checkpointShowUntil(t, timeout, append([]string{"--name", name, "--kafka-brokers", strings.Join(e.kafka.Brokers, ","),
-		"--checkpoint-topic", e.prefix + "_checkpoints"}, extra...)...)
+		"--checkpoint-topic", e.checkpointTopic()}, extra...)...)
 }
 
 // startKfake starts a kfake cluster (never KAFKA_BROKERS: the options

@@ -142,9 +142,9 @@ func TestValidateDefaultEnv(t *testing.T) {
 	assert.Less(t, v.took, 30*time.Second)
 
 	adm := e.admin()
-	topics, err := adm.ListTopics(context.Background(), e.prefix+"_checkpoints")
+	topics, err := adm.ListTopics(context.Background(), e.checkpointTopic())
 	require.NoError(t, err)
-	assert.False(t, topics.Has(e.prefix+"_checkpoints"), "validate does not create the checkpoint topic")
+	assert.False(t, topics.Has(e.checkpointTopic()), "validate does not create the checkpoint topic")
 
 	t.Run("at-least-once has no transaction warning", func(t *testing.T) {
 		v := runValidate(t, nil, e.args("val", "--delivery", "at-least-once")...)
@@ -355,7 +355,7 @@ func TestValidateCheckpointTopic(t *testing.T) {
 func TestValidateRetentionAndPurge(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	e.insertTx(newEvent("r-1", "Kept", `{}`))
-	topic := e.prefix + "_checkpoints"
+	topic := e.checkpointTopic()
 	cl := e.kafkaClient()
 	resp, err := kadm.NewClient(cl).CreateTopic(context.Background(), 1, 1, map[string]*string{"cleanup.policy": ptr("compact")}, topic)
 	require.NoError(t, err)
