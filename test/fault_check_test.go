@@ -24,7 +24,7 @@ type delivered struct {
 // for the whole test, keeping every record in arrival order
 // (which is partition order within a partition).
 type collector struct {
-	c      *consumer
+	cons   *consumer
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -38,7 +38,7 @@ func newCollector(t testing.TB, brokers []string, topicRegex string) *collector 
 	t.Helper()
 	cons := newConsumer(t, brokers, topicRegex)
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &collector{c: cons, cancel: cancel, done: make(chan struct{}), ids: map[string]int{}}
+	c := &collector{cons: cons, cancel: cancel, done: make(chan struct{}), ids: map[string]int{}}
 	go c.run(ctx)
 	t.Cleanup(c.close)
 	return c
@@ -47,7 +47,7 @@ func newCollector(t testing.TB, brokers []string, topicRegex string) *collector 
 func (c *collector) run(ctx context.Context) {
 	defer close(c.done)
 	for ctx.Err() == nil {
-		fs := c.c.cl.PollFetches(ctx)
+		fs := c.cons.cl.PollFetches(ctx)
 		c.mu.Lock()
 		fs.EachRecord(func(r *kgo.Record) {
 			d := delivered{Topic: r.Topic, Key: string(r.Key), Partition: r.Partition, Offset: r.Offset}
