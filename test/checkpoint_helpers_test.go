@@ -69,21 +69,11 @@ func (c checkpointStore) wait(name, want string) {
 // to the first whose GTID set is last at a transaction boundary.
 func (c checkpointStore) history(name, last string) []*checkpoint.Checkpoint {
 	c.t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.brokers...), kgo.ConsumeTopics(c.topic),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	var out []*checkpoint.Checkpoint
-	for {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			c.t.Fatalf("reading the checkpoint topic: never reached %s: %v", last, ctx.Err())
-		}
-		for _, rec := range fs.Records() {
+	decoded := 0 // records of the topic looked at so far
+	_, err := newConsumer(c.t, c.brokers, exactTopic(c.topic)).readUntil(func(recs []*kgo.Record) bool {
+		for ; decoded < len(recs); decoded++ {
+			rec := recs[decoded]
 			if string(rec.Key) != name || len(rec.Value) == 0 {
 				continue
 			}
@@ -93,10 +83,15 @@ func (c checkpointStore) history(name, last string) []*checkpoint.Checkpoint {
 			}
 			out = append(out, cp)
 			if cp.GTIDSet == last && cp.TxnGTID == "" {
-				return out
+				return true
 			}
 		}
+		return false
+	}, time.Minute)
+	if err != nil {
+		c.t.Fatalf("reading the checkpoint topic: never reached %s: %v", last, err)
 	}
+	return out
 }
 
 // checkpoint returns the stored checkpoint of name, or the error of
