@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/acl"
@@ -18,7 +19,10 @@ func Tombstone(topic, name string) *kgo.Record {
 }
 
 // Write stores rec (from Checkpoint.Record or Tombstone) in its own Kafka
-// transaction of transactionalID and returns once that is committed.
+// transaction of transactionalID and returns once that is committed and
+// read_committed readers (Load) see it: Apache Kafka writes the commit
+// marker after EndTxn returns, and until then the topic's last stable
+// offset stays before the record.
 // opts are the connection options of a client Write creates and closes.
 //
 // Initialising transactionalID first fences every other producer using it
@@ -54,5 +58,32 @@ func Write(ctx context.Context, rec *kgo.Record, transactionalID string, opts ..
 	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return fmt.Errorf("committing checkpoint record for %q to %q: %w", rec.Key, rec.Topic, acl.Hint(err, "WRITE", acl.TransactionalID(transactionalID)))
 	}
-	return nil
+	return waitStable(ctx, kadm.NewClient(cl), rec)
 }
+
+// waitStable returns once the last stable offset of rec's partition is
+// past rec (its transaction's marker written), or after visibleWait.
+func waitStable(ctx context.Context, adm *kadm.Client, rec *kgo.Record) error {
+	ctx, cancel := context.WithTimeout(ctx, visibleWait)
+	defer cancel()
+	for {
+		offs, err := adm.ListCommittedOffsets(ctx, rec.Topic)
+		if err == nil {
+			if o, ok := offs.Lookup(rec.Topic, rec.Partition); ok && o.Err == nil && o.Offset > rec.Offset {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("checkpoint record for %q committed at offset %d of %q, but read_committed readers do not see it after %s (a transaction of another producer still open on the partition?): %w",
+				rec.Key, rec.Offset, rec.Topic, visibleWait, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// visibleWait bounds how long Write waits for its commit to become
+// visible: another producer's transaction open on the partition holds the
+// last stable offset back until it ends, at the latest after its
+// transaction timeout (the router's default 60 s).
+const visibleWait = 90 * time.Second

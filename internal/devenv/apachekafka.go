@@ -2,7 +2,6 @@ package devenv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -91,18 +90,7 @@ func StartApacheKafka(ctx context.Context, cfg ApacheKafkaConfig) (*ApacheKafka,
 	if err != nil {
 		return nil, err
 	}
-	var lastErr error
-	for attempt := 1; attempt <= startAttempts; attempt++ {
-		k, err := startApacheOnce(ctx, cfg, java, jars)
-		if err == nil {
-			return k, nil
-		}
-		lastErr = err
-		if !errors.Is(err, errPortInUse) {
-			break
-		}
-	}
-	return nil, lastErr
+	return retryPortInUse(func() (*ApacheKafka, error) { return startApacheOnce(ctx, cfg, java, jars) })
 }
 
 func startApacheOnce(ctx context.Context, cfg ApacheKafkaConfig, java, jars string) (*ApacheKafka, error) {

@@ -73,54 +73,26 @@ func KafkaJars(ctx context.Context, version string) (string, error) {
 	if d := os.Getenv(KafkaJarsEnv); d != "" {
 		return d, nil
 	}
-	root := cacheRoot()
-	if root == "" {
-		root = filepath.Join(os.TempDir(), "binlog-router-devenv-cache")
-	}
-	dir := filepath.Join(root, "kafka-"+version)
-	if _, err := os.Stat(filepath.Join(dir, jarsMarker)); err == nil {
-		return dir, nil
-	}
-	mvn, err := exec.LookPath("mvn")
-	if err != nil {
-		return "", fmt.Errorf("looking for mvn: %w", ErrJavaNotInstalled)
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", fmt.Errorf("creating kafka jar cache: %w", err)
-	}
-	removeStaleTemps(root)
-	tmp, err := os.MkdirTemp(root, "tmp-kafka-")
-	if err != nil {
-		return "", fmt.Errorf("creating kafka jar cache: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	pom := filepath.Join(tmp, "pom.xml")
-	if err := os.WriteFile(pom, []byte(fmt.Sprintf(kafkaPOM, version)), 0o644); err != nil {
-		return "", err
-	}
-	libs := filepath.Join(tmp, "libs")
-	if err := runMaven(ctx, mvn, "-f", pom, copyPlugin+":copy-dependencies",
-		"-DincludeScope=runtime", "-DoutputDirectory="+libs); err != nil {
-		return "", fmt.Errorf("fetching Apache Kafka %s with Maven: %w", version, err)
-	}
-	log4j, err := log4jVersion(libs)
-	if err != nil {
-		return "", fmt.Errorf("fetching Apache Kafka %s: %w", version, err)
-	}
-	if err := runMaven(ctx, mvn, "-f", pom, copyPlugin+":copy",
-		"-Dartifact=org.apache.logging.log4j:log4j-slf4j-impl:"+log4j, "-DoutputDirectory="+libs); err != nil {
-		return "", fmt.Errorf("fetching log4j-slf4j-impl %s with Maven: %w", log4j, err)
-	}
-	if err := os.WriteFile(filepath.Join(libs, jarsMarker), []byte(version+"\n"), 0o644); err != nil {
-		return "", err
-	}
-	if err := os.Rename(libs, dir); err != nil {
-		if _, statErr := os.Stat(filepath.Join(dir, jarsMarker)); statErr == nil {
-			return dir, nil // another process finished first
+	return cachedJarDir(ctx, "kafka-"+version, func(mvn, tmp string) error {
+		pom := filepath.Join(tmp, "pom.xml")
+		if err := os.WriteFile(pom, []byte(fmt.Sprintf(kafkaPOM, version)), 0o644); err != nil {
+			return err
 		}
-		return "", fmt.Errorf("publishing kafka jars %s: %w", dir, err)
-	}
-	return dir, nil
+		libs := filepath.Join(tmp, "out")
+		if err := runMaven(ctx, mvn, "-f", pom, copyPlugin+":copy-dependencies",
+			"-DincludeScope=runtime", "-DoutputDirectory="+libs); err != nil {
+			return fmt.Errorf("fetching Apache Kafka %s with Maven: %w", version, err)
+		}
+		log4j, err := log4jVersion(libs)
+		if err != nil {
+			return fmt.Errorf("fetching Apache Kafka %s: %w", version, err)
+		}
+		if err := runMaven(ctx, mvn, "-f", pom, copyPlugin+":copy",
+			"-Dartifact=org.apache.logging.log4j:log4j-slf4j-impl:"+log4j, "-DoutputDirectory="+libs); err != nil {
+			return fmt.Errorf("fetching log4j-slf4j-impl %s with Maven: %w", log4j, err)
+		}
+		return nil
+	})
 }
 
 // log4jVersion finds the log4j-core version among the copied jars.

@@ -93,18 +93,7 @@ func StartConnect(ctx context.Context, cfg ConnectConfig) (*Connect, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lastErr error
-	for attempt := 1; attempt <= startAttempts; attempt++ {
-		c, err := startConnectOnce(ctx, cfg, java, jars)
-		if err == nil {
-			return c, nil
-		}
-		lastErr = err
-		if !errors.Is(err, errPortInUse) {
-			break
-		}
-	}
-	return nil, lastErr
+	return retryPortInUse(func() (*Connect, error) { return startConnectOnce(ctx, cfg, java, jars) })
 }
 
 func startConnectOnce(ctx context.Context, cfg ConnectConfig, java string, jars ConnectJars) (*Connect, error) {

@@ -20,9 +20,23 @@ const (
 	innodbBufferPoolSize = "64M"
 )
 
-// startAttempts bounds how often StartMariaDB picks a new port after losing
-// a race for a free one.
+// startAttempts bounds how often a server start picks new ports after
+// losing a race for a free one.
 const startAttempts = 5
+
+// retryPortInUse runs start until it succeeds, fails otherwise than with
+// errPortInUse, or has run startAttempts times; start picks new free ports
+// on each run.
+func retryPortInUse[T any](start func() (T, error)) (T, error) {
+	var v T
+	var err error
+	for attempt := 1; attempt <= startAttempts; attempt++ {
+		if v, err = start(); err == nil || !errors.Is(err, errPortInUse) {
+			break
+		}
+	}
+	return v, err
+}
 
 // MariaDBConfig configures a private server. The zero value is a primary
 // with server_id 1 in GTID domain 0 on a free port.

@@ -65,6 +65,10 @@ func (c *Config) validate() error {
 	return nil
 }
 
+// metadataMinAge is the shortest time between two metadata requests of
+// a producer client.
+const metadataMinAge = 100 * time.Millisecond
+
 // Producer is one franz-go producer client. Its methods other than
 // Produce's promise handling are called from one goroutine.
 type Producer struct {
@@ -95,6 +99,14 @@ func New(cfg Config) (*Producer, error) {
 		kgo.MaxBufferedBytes(cfg.MaxBufferedBytes),
 		kgo.ProducerBatchMaxBytes(int32(cfg.MaxMessageBytes)),
 		kgo.ProducerLinger(0),
+		// A batch retried after a retriable error (NOT_LEADER_OR_FOLLOWER,
+		// or CONCURRENT_TRANSACTIONS, which Apache Kafka's transaction
+		// version 2 answers to the first produce of a transaction while the
+		// previous one's markers are still being written) waits for a
+		// metadata refresh; franz-go's default minimum age of 5 s stalled
+		// such a transaction for up to 5 s. 100 ms is the Java client's
+		// retry.backoff.ms.
+		kgo.MetadataMinAge(metadataMinAge),
 	)
 	if cfg.BatchMaxBytes != nil {
 		opts = append(opts, kgo.ProducerBatchMaxBytesFn(cfg.BatchMaxBytes))

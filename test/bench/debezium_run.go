@@ -211,38 +211,7 @@ func (w *dbzWorld) live(ctx context.Context, o *options, s dbzSetup) (dbzLive, e
 	expected := 1
 	for _, rate := range o.LiveRates {
 		e.log.Info().Str("setup", s.Name).Int("rate", rate).Dur("window", o.LiveDuration).Msg("debezium live: open-loop inserts")
-		e.settle(ctx, o.Settle)
-		before, _ := procCPU(c.Pid())
-		meter := newCPUMeter(e.serverPids())
-		lr := openLoop(ctx, db, rate, o.LiveDuration, o.LiveConns, gen)
-		res := liveResult{TargetRate: rate, WindowSecs: lr.Window.Seconds(), Scheduled: lr.Scheduled, Missed: lr.Missed}
-		for _, smp := range lr.Samples {
-			if smp.Err != nil {
-				res.Failed++
-			} else {
-				res.Committed++
-			}
-		}
-		expected += res.Committed
-		cons.waitCount(ctx, expected, liveGrace)
-		after, _ := procCPU(c.Pid())
-		res.CPU = meter.used(after - before)
-		res.AchievedRate = float64(res.Committed) / lr.Window.Seconds()
-		var lat, ins, lag []time.Duration
-		for _, smp := range lr.Samples {
-			if smp.Err != nil {
-				continue
-			}
-			ins = append(ins, smp.Done.Sub(smp.Started))
-			lag = append(lag, smp.Started.Sub(smp.Due))
-			if at, ok := cons.ReceivedAt(smp.ID); ok {
-				lat = append(lat, at.Sub(smp.Done))
-			} else {
-				res.Lost++
-			}
-		}
-		res.Received = len(lat)
-		res.Latency, res.InsertTime, res.StartLag = summarise(lat), summarise(ins), summarise(lag)
+		res := measureRate(ctx, e, o, db, gen, cons, c.Pid(), rate, &expected)
 		e.log.Info().Str("setup", s.Name).Int("rate", rate).Float64("achieved", res.AchievedRate).Int("missed", res.Missed).
 			Int("not_received", res.Lost).Float64("p50_ms", res.Latency.P50Ms).Float64("p99_ms", res.Latency.P99Ms).
 			Float64("max_ms", res.Latency.MaxMs).Msg("debezium live: rate done")

@@ -29,19 +29,9 @@ type countWatch struct {
 // startCountWatch starts consuming topics from their start; start it
 // before the producer.
 func startCountWatch(ctx context.Context, brokers, topics []string) (*countWatch, error) {
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(brokers...), kgo.ClientID("bench-count"),
-		kgo.ConsumeTopics(topics...),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.FetchMaxWait(10*time.Millisecond),
-	)
+	cl, err := readCommittedClient(ctx, "bench-count", brokers, topics, 10*time.Millisecond)
 	if err != nil {
-		return nil, fmt.Errorf("count consumer: %w", err)
-	}
-	if err := cl.Ping(ctx); err != nil {
-		cl.Close()
-		return nil, fmt.Errorf("count consumer: %w", err)
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := &countWatch{cl: cl, cancel: cancel, reached: map[int64]time.Time{}}

@@ -89,38 +89,7 @@ func runLive(ctx context.Context, e *env, o *options) (liveStage, error) {
 	expected := 1
 	for _, rate := range o.LiveRates {
 		e.log.Info().Int("rate", rate).Dur("window", o.LiveDuration).Msg("live: open-loop inserts")
-		e.settle(ctx, o.Settle)
-		before, _ := procCPU(p.Pid())
-		meter := newCPUMeter(e.serverPids())
-		lr := openLoop(ctx, db, rate, o.LiveDuration, o.LiveConns, gen)
-		res := liveResult{TargetRate: rate, WindowSecs: lr.Window.Seconds(), Scheduled: lr.Scheduled, Missed: lr.Missed}
-		for _, s := range lr.Samples {
-			if s.Err != nil {
-				res.Failed++
-			} else {
-				res.Committed++
-			}
-		}
-		expected += res.Committed
-		cons.waitCount(ctx, expected, liveGrace)
-		after, _ := procCPU(p.Pid())
-		res.CPU = meter.used(after - before)
-		res.AchievedRate = float64(res.Committed) / lr.Window.Seconds()
-		var lat, ins, lag []time.Duration
-		for _, s := range lr.Samples {
-			if s.Err != nil {
-				continue
-			}
-			ins = append(ins, s.Done.Sub(s.Started))
-			lag = append(lag, s.Started.Sub(s.Due))
-			if at, ok := cons.ReceivedAt(s.ID); ok {
-				lat = append(lat, at.Sub(s.Done))
-			} else {
-				res.Lost++
-			}
-		}
-		res.Received = len(lat)
-		res.Latency, res.InsertTime, res.StartLag = summarise(lat), summarise(ins), summarise(lag)
+		res := measureRate(ctx, e, o, db, gen, cons, p.Pid(), rate, &expected)
 		e.log.Info().Int("rate", rate).Float64("achieved", res.AchievedRate).Int("missed", res.Missed).
 			Int("failed", res.Failed).Int("not_received", res.Lost).Float64("p50_ms", res.Latency.P50Ms).
 			Float64("p99_ms", res.Latency.P99Ms).Float64("max_ms", res.Latency.MaxMs).Msg("live: rate done")
@@ -158,4 +127,44 @@ func warmPool(ctx context.Context, db *sql.DB, n int) error {
 		}
 	}
 	return nil
+}
+
+// measureRate inserts at rate for o.LiveDuration once the machine is
+// quiet, waits for the consumer to count every committed insert (expected
+// is the running total), and returns the latencies, with the CPU of the
+// process pid as the relay's.
+func measureRate(ctx context.Context, e *env, o *options, db *sql.DB, gen *eventGen, cons *liveConsumer, pid, rate int, expected *int) liveResult {
+	e.settle(ctx, o.Settle)
+	before, _ := procCPU(pid)
+	meter := newCPUMeter(e.serverPids())
+	lr := openLoop(ctx, db, rate, o.LiveDuration, o.LiveConns, gen)
+	res := liveResult{TargetRate: rate, WindowSecs: lr.Window.Seconds(), Scheduled: lr.Scheduled, Missed: lr.Missed}
+	for _, s := range lr.Samples {
+		if s.Err != nil {
+			res.Failed++
+		} else {
+			res.Committed++
+		}
+	}
+	*expected += res.Committed
+	cons.waitCount(ctx, *expected, liveGrace)
+	after, _ := procCPU(pid)
+	res.CPU = meter.used(after - before)
+	res.AchievedRate = float64(res.Committed) / lr.Window.Seconds()
+	var lat, ins, lag []time.Duration
+	for _, s := range lr.Samples {
+		if s.Err != nil {
+			continue
+		}
+		ins = append(ins, s.Done.Sub(s.Started))
+		lag = append(lag, s.Started.Sub(s.Due))
+		if at, ok := cons.ReceivedAt(s.ID); ok {
+			lat = append(lat, at.Sub(s.Done))
+		} else {
+			res.Lost++
+		}
+	}
+	res.Received = len(lat)
+	res.Latency, res.InsertTime, res.StartLag = summarise(lat), summarise(ins), summarise(lag)
+	return res
 }

@@ -24,19 +24,9 @@ type liveConsumer struct {
 }
 
 func startLiveConsumer(ctx context.Context, brokers, topics []string) (*liveConsumer, error) {
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(brokers...), kgo.ClientID("bench-live-consumer"),
-		kgo.ConsumeTopics(topics...),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.FetchMaxWait(100*time.Millisecond),
-	)
+	cl, err := readCommittedClient(ctx, "bench-live-consumer", brokers, topics, 100*time.Millisecond)
 	if err != nil {
-		return nil, fmt.Errorf("live consumer: %w", err)
-	}
-	if err := cl.Ping(ctx); err != nil {
-		cl.Close()
-		return nil, fmt.Errorf("live consumer: %w", err)
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	c := &liveConsumer{cl: cl, cancel: cancel, received: map[string]time.Time{}}
@@ -98,4 +88,24 @@ func (c *liveConsumer) Stop() {
 		c.wg.Wait()
 		c.cl.Close()
 	})
+}
+
+// readCommittedClient is a read_committed consumer of topics from their
+// start, connected (pinged) before it is returned.
+func readCommittedClient(ctx context.Context, id string, brokers, topics []string, maxWait time.Duration) (*kgo.Client, error) {
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(brokers...), kgo.ClientID(id),
+		kgo.ConsumeTopics(topics...),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxWait(maxWait),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", id, err)
+	}
+	if err := cl.Ping(ctx); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("%s: %w", id, err)
+	}
+	return cl, nil
 }
