@@ -159,7 +159,7 @@ type aclOutcome struct {
 // scenario runs one scenario and reports whether it did its job.
 func (w *aclWorld) scenario(sc string) aclOutcome {
 	w.t.Helper()
-	start := gtidPos(w.t, w.e.db)
+	start := w.e.gtidPos()
 	good := newEvent("acl-good", "ACLRouted", `{"ok":true}`)
 	switch sc {
 	case scRun, scALO, scHA, scDLQ:
@@ -200,7 +200,7 @@ func (w *aclWorld) scenario(sc string) aclOutcome {
 		return o
 	case scReplay:
 		w.e.insertTx(good)
-		args := append([]string{"replay"}, w.routerArgs(start, "--from-gtid", start, "--to-gtid", gtidPos(w.t, w.e.db))...)
+		args := append([]string{"replay"}, w.routerArgs(start, "--from-gtid", start, "--to-gtid", w.e.gtidPos())...)
 		o := w.cli(args...)
 		if o.ok {
 			c := newConsumer(w.t, w.s.Apache.Brokers(), "^"+w.prefix+`\.ACLRouted$`)
@@ -223,7 +223,7 @@ func (w *aclWorld) runRouter(start, goodID string, dlq bool, extra ...string) ac
 	c := newConsumer(w.t, w.s.Apache.Brokers(), "^"+w.prefix+`\.ACLRouted$`)
 	var d *consumer
 	if dlq {
-		d = newConsumer(w.t, w.s.Apache.Brokers(), "^"+w.dlqTopic+"$")
+		d = newConsumer(w.t, w.s.Apache.Brokers(), exactTopic(w.dlqTopic))
 	}
 	routed, lettered := false, !dlq
 	for time.Since(began) < aclWait && r.running() && !(routed && lettered) {

@@ -144,7 +144,7 @@ func TestApacheSASLSSL(t *testing.T) {
 	start := time.Now()
 	r := startRouter(t, e.args("sasl-ssl", auth...)...)
 	e.insertTx(evs[1])
-	c := newAuthConsumer(t, e, kgo.DialTLSConfig(s.tls), saslMechanism("SCRAM-SHA-512", "reader", "r3ader-s3cret"))
+	c := newConsumer(t, e.kafka.Brokers, e.topicRegex(), kgo.DialTLSConfig(s.tls), saslMechanism("SCRAM-SHA-512", "reader", "r3ader-s3cret"))
 	recs := c.read(len(evs), 90*time.Second)
 	took := time.Since(start)
 	assert.ElementsMatch(t, []string{evs[0].ID, evs[1].ID}, recordIDs(recs))
@@ -200,8 +200,5 @@ func TestApacheSASLSSL(t *testing.T) {
 // a super user there).
 func adminOf(t *testing.T, k *devenv.Kafka) *kadm.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Apache.Brokers()...))
-	require.NoError(t, err)
-	t.Cleanup(cl.Close)
-	return kadm.NewClient(cl)
+	return newAdmin(t, k.Apache.Brokers())
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
@@ -66,7 +65,7 @@ func TestHugeTransaction(t *testing.T) {
 	for _, frac := range []int{15, 40, 65, 85} {
 		// The router's own progress (its checkpoint), not the consumer's.
 		eventually(t, 5*time.Minute, fmt.Sprintf("a checkpoint past %d%% of the big transaction", frac), func() bool {
-			cp := loadFullCheckpoint(t, e, name)
+			cp := e.mustCheckpoint(name)
 			return !r.running() || cp.TxnGTID == bigGTID && cp.TxnRows >= n*frac/100
 		})
 		r.mustRun(fmt.Sprintf("%d%% of the big transaction", frac))
@@ -89,7 +88,7 @@ func TestHugeTransaction(t *testing.T) {
 			r.kill()
 			kills++
 		}
-		cp := loadFullCheckpoint(t, e, name)
+		cp := e.mustCheckpoint(name)
 		t.Logf("%s after %d events read: checkpoint %s, inside %q after %d rows", how, col.distinct(), cp.GTIDSet, cp.TxnGTID, cp.TxnRows)
 		if cp.TxnGTID == bigGTID && cp.TxnRows > 0 && cp.TxnRows < n {
 			inside++
@@ -174,15 +173,15 @@ func TestHugeTransactionSplitByTime(t *testing.T) {
 	}
 	want := committedRows(t, e.db)
 	col.waitAll(t, want, 5*time.Minute)
-	final := gtidPos(t, e.db)
-	waitCheckpoint(t, e, name, final)
+	final := e.gtidPos()
+	e.waitCheckpoint(name, final)
 	require.Equal(t, 0, r.stop(30*time.Second))
 	v := checkDelivery(t, want, col.settle(t, time.Second), nil)
 	assert.Zero(t, v.Lost+v.Duplicated+v.Unknown+v.Disordered, v.String())
 	assert.Equal(t, n+12, v.Events)
 
 	var inside []*checkpoint.Checkpoint
-	for _, cp := range checkpointHistory(t, e, name, final) {
+	for _, cp := range e.checkpointHistory(name, final) {
 		if cp.TxnGTID == bigGTID {
 			inside = append(inside, cp)
 		}
@@ -217,44 +216,4 @@ func slowProduce(t testing.TB, e *env, d time.Duration) {
 		})
 		return nil, nil, false
 	})
-}
-
-// checkpointHistory reads every committed checkpoint record of name, in
-// order, up to the first whose GTID set is last.
-func checkpointHistory(t testing.TB, e *env, name, last string) []*checkpoint.Checkpoint {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kafka.Brokers...), kgo.ConsumeTopics(e.prefix+"_checkpoints"),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	require.NoError(t, err)
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var out []*checkpoint.Checkpoint
-	for {
-		fs := cl.PollFetches(ctx)
-		require.NoError(t, ctx.Err(), "reading the checkpoint topic: never reached %s", last)
-		for _, rec := range fs.Records() {
-			if string(rec.Key) != name || len(rec.Value) == 0 {
-				continue
-			}
-			cp, err := checkpoint.Decode(rec.Value)
-			require.NoError(t, err)
-			out = append(out, cp)
-			if cp.GTIDSet == last && cp.TxnGTID == "" {
-				return out
-			}
-		}
-	}
-}
-
-// loadFullCheckpoint returns the stored checkpoint record.
-func loadFullCheckpoint(t testing.TB, e *env, name string) *checkpoint.Checkpoint {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cp, err := checkpoint.Load(ctx, e.prefix+"_checkpoints", name, kafkaOpts(e)...)
-	if err != nil {
-		t.Fatalf("loading checkpoint %q: %v", name, err)
-	}
-	return cp
 }

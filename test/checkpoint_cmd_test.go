@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -22,11 +23,11 @@ func TestCheckpointCmdSetEarlierRepublishes(t *testing.T) {
 	args := e.args("cpset", "--idle-checkpoint", "200ms")
 	r := startRouter(t, args...)
 	first := e.writeEvents("First", 3)
-	mid := e.gtidBinlogPos()
+	mid := e.gtidPos()
 	second := e.writeEvents("Second", 3)
 	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
 	c.read(len(first)+len(second), 60*time.Second)
-	waitCheckpoint(t, e, "cpset", e.gtidBinlogPos())
+	e.waitCheckpoint("cpset", e.gtidPos())
 	require.Equal(t, 0, r.stop(20*time.Second))
 
 	cpSet(t, args, "--gtid", mid)
@@ -58,7 +59,7 @@ func TestCheckpointCmdSetEarlierRepublishes(t *testing.T) {
 		stderr []string
 	}{
 		{"beyond the executed seq", []string{"--gtid", "0-1-999999"}, 2,
-			[]string{"beyond what the server has executed", "0-1-999999", e.gtidBinlogPos()}},
+			[]string{"beyond what the server has executed", "0-1-999999", e.gtidPos()}},
 		{"unknown domain", []string{"--gtid", mid + ",7-1-3"}, 2, []string{"beyond", "7-1-3"}},
 		{"other flavour", []string{"--gtid", "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"}, 2,
 			[]string{"invalid GTID syntax", "looks like a MySQL GTID"}},
@@ -82,19 +83,12 @@ func TestCheckpointCmdSetEarlierRepublishes(t *testing.T) {
 func TestCheckpointCmdPurged(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	args := e.args("cppurged")
-	old := e.gtidBinlogPos()
+	old := e.gtidPos()
 	e.writeEvents("Purged", 2)
 	e.exec("FLUSH BINARY LOGS")
 	e.writeEvents("New", 2)
-	var file string
-	require.NoError(t, e.db.QueryRow("SHOW MASTER STATUS").Scan(&file, new(any), new(any), new(any)))
-	// The server keeps the older file until its binlog checkpoint moves on.
-	deadline := time.Now().Add(30 * time.Second)
-	for binlogFiles(t, e) > 1 {
-		require.True(t, time.Now().Before(deadline), "PURGE BINARY LOGS never removed the older file")
-		e.exec("PURGE BINARY LOGS TO '" + file + "'")
-		time.Sleep(50 * time.Millisecond)
-	}
+	file := e.newestBinlog()
+	e.purgeBinlogsTo(file)
 
 	res := cliRun(t, append(append([]string{"checkpoint", "set"}, args...), "--gtid", old)...)
 	assert.Equal(t, 2, res.code, "a refused set is bad usage: %s", res.stderr)
@@ -102,8 +96,8 @@ func TestCheckpointCmdPurged(t *testing.T) {
 	assert.Contains(t, res.stderr, fmt.Sprintf("no longer has the binlog after %q", old))
 	assert.Contains(t, res.stderr, "Could not find GTID state", "the server's reason")
 	assert.Contains(t, res.stderr, fmt.Sprintf("oldest binlog %s starts after", file))
-	cpSet(t, args, "--gtid", e.gtidBinlogPos())
-	assert.Equal(t, e.gtidBinlogPos(), showCheckpoint(t, args).GTIDSet, "a position the server has is accepted")
+	cpSet(t, args, "--gtid", e.gtidPos())
+	assert.Equal(t, e.gtidPos(), showCheckpoint(t, args).GTIDSet, "a position the server has is accepted")
 }
 
 // TestCheckpointCmdResetThenLatest: after a reset the router starts per
@@ -116,12 +110,13 @@ func TestCheckpointCmdResetThenLatest(t *testing.T) {
 	first := e.writeEvents("First", 2)
 	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
 	c.read(len(first), 60*time.Second)
-	waitCheckpoint(t, e, "cpreset", e.gtidBinlogPos())
+	e.waitCheckpoint("cpreset", e.gtidPos())
 	require.Equal(t, 0, r.stop(20*time.Second))
 
 	res := cpReset(t, args)
 	assert.Contains(t, res.stderr, "deleted")
-	assert.Equal(t, "", loadCheckpointJSON(t, e, "cpreset"), "Load finds no checkpoint")
+	_, err := e.checkpoint("cpreset")
+	assert.ErrorIs(t, err, checkpoint.ErrCheckpointMissing, "Load finds no checkpoint")
 	res = cliRun(t, append([]string{"checkpoint", "show"}, args...)...)
 	assert.Equal(t, 1, res.code)
 	assert.Contains(t, res.stderr, "no checkpoint stored")
@@ -144,10 +139,10 @@ func TestCheckpointCmdRefusedWhileRunning(t *testing.T) {
 	args := e.args("cprun", "--idle-checkpoint", "200ms")
 	r := startRouter(t, args...)
 	e.writeEvents("Running", 2)
-	mid := e.gtidBinlogPos()
+	mid := e.gtidPos()
 	e.writeEvents("Running", 1)
-	waitCheckpoint(t, e, "cprun", e.gtidBinlogPos())
-	head := e.gtidBinlogPos()
+	e.waitCheckpoint("cprun", e.gtidPos())
+	head := e.gtidPos()
 
 	refused := func(when string) {
 		t.Helper()
@@ -170,7 +165,7 @@ func TestCheckpointCmdRefusedWhileRunning(t *testing.T) {
 	assert.Equal(t, mid, showCheckpoint(t, args).GTIDSet, "accepted once the router stopped")
 
 	r.restart()
-	waitCheckpoint(t, e, "cprun", head) // it re-published the last transaction
+	e.waitCheckpoint("cprun", head) // it re-published the last transaction
 	refused("after a restart")
 
 	cpSet(t, args, "--gtid", mid, "--force")
@@ -219,19 +214,6 @@ func showCheckpoint(t testing.TB, args []string) checkpoint.Checkpoint {
 	return cp
 }
 
-func binlogFiles(t testing.TB, e *env) int {
-	t.Helper()
-	rows, err := e.db.Query("SHOW BINARY LOGS")
-	require.NoError(t, err)
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		n++
-	}
-	require.NoError(t, rows.Err())
-	return n
-}
-
 // ctxTimeout is a context cancelled after d or at the end of the test.
 func ctxTimeout(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
@@ -255,7 +237,7 @@ func TestCheckpointCmdActivitySigns(t *testing.T) {
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
 	l := startLoad(t, newWriter(e.db, rng, "agg", 10, 0), 300)
 	col.waitProgress(t, r, 100, time.Minute, "routing")
-	mid := e.gtidBinlogPos()
+	mid := e.gtidPos()
 
 	var refusal string
 	eventually(t, time.Minute, "a refusal naming the open transaction", func() bool {
@@ -274,4 +256,23 @@ func TestCheckpointCmdActivitySigns(t *testing.T) {
 	res := cpSet(t, args, "--gtid", mid)
 	assert.NotContains(t, res.stderr, "election group")
 	assert.Equal(t, mid, showCheckpoint(t, args).GTIDSet)
+}
+
+// checkpointShowUntil runs `binlog-router checkpoint show args...` until
+// it succeeds (a checkpoint is there) and returns its output; the timeout
+// passing fails the test.
+func checkpointShowUntil(t testing.TB, timeout time.Duration, args ...string) string {
+	t.Helper()
+	args = append([]string{"checkpoint", "show"}, args...)
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := exec.Command(routerBin, args...).CombinedOutput()
+		if err == nil {
+			return string(out)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -46,7 +45,7 @@ func TestClusterKillLeaderAndCoordinator(t *testing.T) {
 		what string
 		node func() int32
 	}{
-		{"the leader of the checkpoint partition", func() int32 { return partitionLeader(t, e, e.prefix+"_checkpoints", 0) }},
+		{"the leader of the checkpoint partition", func() int32 { return partitionLeader(t, e, e.checkpointTopic(), 0) }},
 		{"the router's transaction coordinator", func() int32 { return txnCoordinator(t, e, txnID) }},
 	} {
 		id := victim.node()
@@ -91,7 +90,7 @@ func TestClusterBelowMinInsyncReplicas(t *testing.T) {
 	a := k.Apache
 	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
 	topics := []string{e.prefix + ".Created", e.prefix + ".Changed"}
-	adm := kadm.NewClient(newKgoClient(t, e))
+	adm := e.admin()
 	three := "3"
 	created, err := adm.CreateTopics(context.Background(), 3, 3, map[string]*string{"min.insync.replicas": &three}, topics...)
 	require.NoError(t, err)
@@ -157,7 +156,7 @@ func TestClusterBelowMinInsyncReplicas(t *testing.T) {
 // partitionLeader is the node id leading topic/partition.
 func partitionLeader(t testing.TB, e *env, topic string, partition int32) int32 {
 	t.Helper()
-	adm := kadm.NewClient(newKgoClient(t, e))
+	adm := e.admin()
 	var leader int32 = -1
 	eventually(t, 30*time.Second, "a leader for "+topic, func() bool {
 		td, err := adm.ListTopics(context.Background(), topic)
@@ -173,7 +172,7 @@ func partitionLeader(t testing.TB, e *env, topic string, partition int32) int32 
 // txnCoordinator is the node id coordinating transactional id.
 func txnCoordinator(t testing.TB, e *env, id string) int32 {
 	t.Helper()
-	adm := kadm.NewClient(newKgoClient(t, e))
+	adm := e.admin()
 	var node int32 = -1
 	eventually(t, 30*time.Second, "the coordinator of "+id, func() bool {
 		c := adm.FindTxnCoordinators(context.Background(), id)[id]

@@ -14,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -41,8 +40,8 @@ func TestCheckpointTopicCompacted(t *testing.T) {
 	rng := faultRand(t)
 	e := newEnv(t, envOpts{})
 	proxy := proxiedRouter(t, e)
-	topic := e.prefix + "_checkpoints"
-	adm := kadm.NewClient(newKgoClient(t, e))
+	topic := e.checkpointTopic()
+	adm := e.admin()
 	configs := map[string]*string{}
 	for k, v := range map[string]string{
 		"cleanup.policy": "compact", "segment.ms": "500", "min.cleanable.dirty.ratio": "0.01", "min.compaction.lag.ms": "0",
@@ -107,10 +106,8 @@ func TestCheckpointTopicCompacted(t *testing.T) {
 	assert.Zero(t, d.bogus, "the aborted planted records removed")
 	assert.Positive(t, d.aborts, "ABORT markers (of the planted and the router's aborted transactions) kept")
 	assert.Greater(t, d.commits, d.records, "more commits than the checkpoint records kept")
-	want := e.gtidBinlogPos()
-	got, err := checkpoint.Load(context.Background(), topic, name, kafkaOpts(e)...)
-	require.NoError(t, err)
-	require.Equal(t, want, got.GTIDSet, "the last committed checkpoint")
+	want := e.gtidPos()
+	require.Equal(t, want, e.mustCheckpoint(name).GTIDSet, "the last committed checkpoint")
 	r.restart()
 	require.NoError(t, r.waitLog(ctxTimeout(t, time.Minute), `"gtid_set":"`+want+`"`))
 	v := finishRun(t, e.db, l, col, r, 2*time.Minute)

@@ -173,19 +173,9 @@ func TestConfigFileErrors(t *testing.T) {
 // passes.
 func checkpointShowConfig(t *testing.T, file, name string, timeout time.Duration) string {
 	t.Helper()
-	args := []string{"checkpoint", "show", "--config", file}
+	args := []string{"--config", file}
 	if name != "" {
 		args = append(args, "--name", name)
 	}
-	deadline := time.Now().Add(timeout)
-	for {
-		out, err := exec.Command(routerBin, args...).CombinedOutput()
-		if err == nil {
-			return string(out)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("checkpoint show %v: %v\n%s", args, err, out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	return checkpointShowUntil(t, timeout, args...)
 }

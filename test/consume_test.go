@@ -3,31 +3,35 @@ package test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// consumer reads topics with read_committed isolation, like a downstream
-// service that wants each outbox event once.
+// consumer reads topics from their start with read_committed isolation,
+// like a downstream service that wants each outbox event once. It looks
+// for new topics matching its regex every few hundred milliseconds.
 type consumer struct {
 	t  testing.TB
 	cl *kgo.Client
 }
 
-func newConsumer(t testing.TB, brokers []string, topicRegex string) *consumer {
+// newConsumer reads the topics matching topicRegex; opts add client
+// options (SASL, TLS). The client is closed when the test ends.
+func newConsumer(t testing.TB, brokers []string, topicRegex string, opts ...kgo.Opt) *consumer {
 	t.Helper()
-	cl, err := kgo.NewClient(
+	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(brokers...),
 		kgo.ConsumeRegex(),
 		kgo.ConsumeTopics(topicRegex),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.MetadataMinAge(100*time.Millisecond),
-		kgo.MetadataMaxAge(300*time.Millisecond),
-		kgo.FetchMaxWait(100*time.Millisecond),
-	)
+		kgo.MetadataMinAge(100 * time.Millisecond),
+		kgo.MetadataMaxAge(300 * time.Millisecond),
+		kgo.FetchMaxWait(100 * time.Millisecond),
+	}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +50,8 @@ func (c *consumer) read(n int, timeout time.Duration) []*kgo.Record {
 	return recs
 }
 
-// readUntil polls until done(records so far) or the timeout.
+// readUntil polls until done(records so far) or the timeout, and returns
+// the records read; the error says the timeout passed.
 func (c *consumer) readUntil(done func([]*kgo.Record) bool, timeout time.Duration) ([]*kgo.Record, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -88,6 +93,12 @@ func header(r *kgo.Record, key string) (string, bool) {
 	return "", false
 }
 
+// recordHeader is the value of r's header key, "" if it has none.
+func recordHeader(r *kgo.Record, key string) string {
+	v, _ := header(r, key)
+	return v
+}
+
 func recordIDs(recs []*kgo.Record) []string {
 	out := make([]string, 0, len(recs))
 	for _, r := range recs {
@@ -97,12 +108,16 @@ func recordIDs(recs []*kgo.Record) []string {
 	return out
 }
 
-// readUntil2 reads until done(ids so far) and returns the event ids read.
-func (c *consumer) readUntil2(t testing.TB, done func([]string) bool, timeout time.Duration) []string {
-	t.Helper()
+// readIDsUntil polls until done(event ids so far) and returns the event
+// ids read; the timeout passing fails the test.
+func (c *consumer) readIDsUntil(done func(ids []string) bool, timeout time.Duration) []string {
+	c.t.Helper()
 	recs, err := c.readUntil(func(got []*kgo.Record) bool { return done(recordIDs(got)) }, timeout)
 	if err != nil {
-		t.Fatalf("read %d records: %v", len(recs), err)
+		c.t.Fatalf("read %d records: %v", len(recs), err)
 	}
 	return recordIDs(recs)
 }
+
+// exactTopic is the consumer regex of the one topic named topic.
+func exactTopic(topic string) string { return "^" + regexp.QuoteMeta(topic) + "$" }

@@ -41,8 +41,7 @@ func TestTwoGTIDDomains(t *testing.T) {
 	got := c.read(6, 60*time.Second)
 	require.Equal(t, 0, r.stop(20*time.Second))
 
-	cp, err := checkpoint.Load(ctx, e.prefix+"_checkpoints", "domains", kafkaOpts(e)...)
-	require.NoError(t, err)
+	cp := e.mustCheckpoint("domains")
 	assert.Regexp(t, `^0-1-\d+,1-1-\d+$`, cp.GTIDSet, "both domains in the checkpoint")
 	assert.Equal(t, "mariadb", cp.Flavor)
 
@@ -167,11 +166,10 @@ func TestCheckpointShow(t *testing.T) {
 	r := startRouter(t, e.args("show")...)
 	newConsumer(t, e.kafka.Brokers, e.topicRegex()).read(1, 60*time.Second)
 	require.Equal(t, 0, r.stop(20*time.Second))
-	var gtidPos string
-	require.NoError(t, e.db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&gtidPos))
+	gtidPos := e.gtidPos()
 
 	out, err := exec.Command(routerBin, "checkpoint", "show", "--name", "show",
-		"--kafka-brokers", strings.Join(e.kafka.Brokers, ","), "--checkpoint-topic", e.prefix+"_checkpoints").Output()
+		"--kafka-brokers", strings.Join(e.kafka.Brokers, ","), "--checkpoint-topic", e.checkpointTopic()).Output()
 	require.NoError(t, err)
 	var cp checkpoint.Checkpoint
 	require.NoError(t, json.Unmarshal(out, &cp), string(out))
@@ -182,7 +180,7 @@ func TestCheckpointShow(t *testing.T) {
 	assert.NotEmpty(t, cp.BinlogFile)
 
 	_, err = exec.Command(routerBin, "checkpoint", "show", "--name", "nobody",
-		"--kafka-brokers", strings.Join(e.kafka.Brokers, ","), "--checkpoint-topic", e.prefix+"_checkpoints").Output()
+		"--kafka-brokers", strings.Join(e.kafka.Brokers, ","), "--checkpoint-topic", e.checkpointTopic()).Output()
 	assert.Error(t, err, "no checkpoint for an unknown name")
 }
 
@@ -196,19 +194,7 @@ func TestIdleOutboxAdvancesCheckpoint(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		e.exec("INSERT INTO orders (customer, total) VALUES ('idle', 1)")
 	}
-	var gtidPos string
-	require.NoError(t, e.db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&gtidPos))
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		cp, err := checkpoint.Load(context.Background(), e.prefix+"_checkpoints", "idle", kafkaOpts(e)...)
-		if err == nil && cp.GTIDSet == gtidPos {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("checkpoint never reached %s (last %v, %v)", gtidPos, cp, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	e.waitCheckpoint("idle", e.gtidPos())
 	require.Equal(t, 0, r.stop(20*time.Second))
 }
 
@@ -233,6 +219,6 @@ func TestUnmappableOutboxStops(t *testing.T) {
 	assert.Contains(t, log, "aggregate_id")
 	assert.Contains(t, log, "--column-aggregate-id")
 	assert.Regexp(t, `0-1-\d+`, log)
-	_, err := checkpoint.Load(context.Background(), e.prefix+"_checkpoints", "bad", kafkaOpts(e)...)
+	_, err := e.checkpoint("bad")
 	assert.ErrorIs(t, err, checkpoint.ErrCheckpointMissing, "no checkpoint past the unroutable row")
 }

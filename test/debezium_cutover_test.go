@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 )
@@ -91,10 +90,8 @@ func TestDebeziumCutover(t *testing.T) {
 // the outbox topics (their end offsets) and returns the ids read.
 func (w *dbzWorld) readAllPublished(col *collector) map[string]bool {
 	w.t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(w.kafka.Brokers...))
-	require.NoError(w.t, err)
-	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(context.Background(), dbzTopics...)
+	adm := newAdmin(w.t, w.kafka.Brokers)
+	ends, err := adm.ListEndOffsets(context.Background(), dbzTopics...)
 	require.NoError(w.t, err)
 	eventually(w.t, time.Minute, "reading the topics to their end", func() bool {
 		col.mu.Lock()

@@ -13,9 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/devenv"
 )
@@ -151,14 +148,10 @@ func deadlineOf(ctx context.Context) time.Time {
 // automatic topic creation does, with the broker's default partitions.
 func (w *dbzWorld) createTopics(topics ...string) {
 	w.t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(w.kafka.Brokers...))
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer cl.Close()
+	adm := newAdmin(w.t, w.kafka.Brokers)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	resp, err := kadm.NewClient(cl).CreateTopics(ctx, 3, 1, nil, topics...)
+	resp, err := adm.CreateTopics(ctx, 3, 1, nil, topics...)
 	if err == nil {
 		err = resp.Error()
 	}
@@ -192,18 +185,7 @@ func (w *dbzWorld) routerArgs(name string, extra ...string) []string {
 // (the GTID sets are equal).
 func (w *dbzWorld) waitRouterCheckpoint(name, want string) {
 	w.t.Helper()
-	var last string
-	err := poll(2*time.Minute, func() bool {
-		cp, err := checkpoint.Load(context.Background(), checkpoint.DefaultTopic, name, kgo.SeedBrokers(w.kafka.Brokers...))
-		if err != nil || cp == nil {
-			return false
-		}
-		last = cp.GTIDSet
-		return last == want
-	})
-	if err != nil {
-		w.t.Fatalf("router checkpoint %s is %q, want %q: %v", name, last, want, err)
-	}
+	checkpointStore{t: w.t, brokers: w.kafka.Brokers, topic: checkpoint.DefaultTopic}.wait(name, want)
 }
 
 // waitTaskFailed waits until a task of connector name is FAILED and

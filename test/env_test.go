@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -74,7 +75,7 @@ func (e *env) args(name string, extra ...string) []string {
 		"--kafka-brokers", strings.Join(e.routerKafka(), ","),
 		"--outbox-table", e.dbName + ".outbox",
 		"--topic-template", e.prefix + ".{event_type}",
-		"--checkpoint-topic", e.prefix + "_checkpoints",
+		"--checkpoint-topic", e.checkpointTopic(),
 		"--name", name,
 		"--log-format", "json",
 		"--server-id", fmt.Sprint(2000 + time.Now().UnixNano()%10000),
@@ -137,4 +138,31 @@ func insertEvent(x execer, ev event) error {
 	return err
 }
 
-func kafkaOpts(e *env) []kgo.Opt { return []kgo.Opt{kgo.SeedBrokers(e.kafka.Brokers...)} }
+// kafkaClient is a client of brokers, closed when the test ends.
+func kafkaClient(t testing.TB, brokers []string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// newAdmin is an admin client of brokers, closed when the test ends.
+func newAdmin(t testing.TB, brokers []string) *kadm.Client {
+	t.Helper()
+	return kadm.NewClient(kafkaClient(t, brokers))
+}
+
+// kafkaClient is a client of the env's Kafka, closed when the test ends.
+func (e *env) kafkaClient(opts ...kgo.Opt) *kgo.Client {
+	e.t.Helper()
+	return kafkaClient(e.t, e.kafka.Brokers, opts...)
+}
+
+// admin is an admin client of the env's Kafka, closed when the test ends.
+func (e *env) admin() *kadm.Client {
+	e.t.Helper()
+	return newAdmin(e.t, e.kafka.Brokers)
+}

@@ -20,11 +20,11 @@ type delivered struct {
 	Offset               int64
 }
 
-// collector consumes the outbox topics with read_committed isolation in
-// the background for the whole test, keeping every record in arrival
-// order (which is partition order within a partition).
+// collector reads the outbox topics through a consumer in the background
+// for the whole test, keeping every record in arrival order
+// (which is partition order within a partition).
 type collector struct {
-	cl     *kgo.Client
+	cons   *consumer
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -36,21 +36,9 @@ type collector struct {
 
 func newCollector(t testing.TB, brokers []string, topicRegex string) *collector {
 	t.Helper()
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(brokers...),
-		kgo.ConsumeRegex(),
-		kgo.ConsumeTopics(topicRegex),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.MetadataMinAge(100*time.Millisecond),
-		kgo.MetadataMaxAge(300*time.Millisecond),
-		kgo.FetchMaxWait(100*time.Millisecond),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cons := newConsumer(t, brokers, topicRegex)
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &collector{cl: cl, cancel: cancel, done: make(chan struct{}), ids: map[string]int{}}
+	c := &collector{cons: cons, cancel: cancel, done: make(chan struct{}), ids: map[string]int{}}
 	go c.run(ctx)
 	t.Cleanup(c.close)
 	return c
@@ -59,7 +47,7 @@ func newCollector(t testing.TB, brokers []string, topicRegex string) *collector 
 func (c *collector) run(ctx context.Context) {
 	defer close(c.done)
 	for ctx.Err() == nil {
-		fs := c.cl.PollFetches(ctx)
+		fs := c.cons.cl.PollFetches(ctx)
 		c.mu.Lock()
 		fs.EachRecord(func(r *kgo.Record) {
 			d := delivered{Topic: r.Topic, Key: string(r.Key), Partition: r.Partition, Offset: r.Offset}
@@ -78,10 +66,11 @@ func (c *collector) run(ctx context.Context) {
 	}
 }
 
+// close ends the background reading (before the consumer's client is
+// closed: cleanups run last registered first).
 func (c *collector) close() {
 	c.cancel()
 	<-c.done
-	c.cl.Close()
 }
 
 // distinct is the number of different event ids read so far.

@@ -134,8 +134,8 @@ func crashTest(t *testing.T, e *env, delivery string) {
 // and the server's last GTID.
 func crashWindowAfterKill(t *testing.T, e *env, name string) crashWindow {
 	t.Helper()
-	upTo := gtidSeqs(t, gtidPos(t, e.db))[0]
-	return crashWindow{after: gtidSeqs(t, loadCheckpoint(t, e, name))[0], upTo: upTo}
+	upTo := gtidSeqs(t, e.gtidPos())[0]
+	return crashWindow{after: gtidSeqs(t, e.checkpointSet(name))[0], upTo: upTo}
 }
 
 func inWindows(ws []crashWindow, gtid string) bool {

@@ -63,7 +63,7 @@ func TestFaultDatabaseRestart(t *testing.T) {
 	const bigRows = 20000
 	var base int64
 	if watch != nil {
-		watch.skipTopic(t, e, e.prefix+"_checkpoints") // count outbox records only
+		watch.skipTopic(t, e, e.checkpointTopic()) // count outbox records only
 		base = watch.records.Load()
 	}
 	if err := big.tx(ctx, bigRows); err != nil {

@@ -41,7 +41,7 @@ func replicaEnv(t *testing.T) (*env, *devenv.MariaDB, *sql.DB) {
 	_, err = admin.Exec(fmt.Sprintf("CHANGE MASTER TO master_host='127.0.0.1', master_port=%d, master_user='root', "+
 		"master_use_gtid=slave_pos, master_connect_retry=1; START SLAVE", e.maria.Port()))
 	require.NoError(t, err)
-	waitReplicated(t, admin, gtidPos(t, e.db)) // the outbox table is there
+	waitReplicated(t, admin, e.gtidPos()) // the outbox table is there
 	// Not devenv.CreateDatabase: the replica must write nothing itself, or
 	// its own GTIDs would break replication in strict mode.
 	rdb, err := replica.DB(e.dbName)
@@ -103,7 +103,7 @@ func failoverTest(t *testing.T) {
 	}
 	time.Sleep(randDur(rng, 500*time.Millisecond, 1500*time.Millisecond)) // rows pile up
 	l.stop()
-	waitReplicated(t, rdb, gtidPos(t, e.db))
+	waitReplicated(t, rdb, e.gtidPos())
 	if err := e.maria.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func failoverTest(t *testing.T) {
 	})
 	_, err := rdb.Exec("STOP SLAVE; RESET SLAVE ALL")
 	require.NoError(t, err)
-	cp := loadCheckpoint(t, e, name)
+	cp := e.checkpointSet(name)
 	t.Logf("checkpoint %s, replica at %s", cp, gtidPos(t, rdb))
 	after := gtidSeqs(t, cp)[0]
 
@@ -171,7 +171,7 @@ func sidecarTest(t *testing.T) {
 	r := startRouter(t, argsWith(e.args("sidecar", "--start", "earliest"), "--mysql-addr", replica.Addr())...)
 	col.waitProgress(t, r, byMode(1000, 10000), 2*time.Minute, "routing from the replica")
 	l.stop()
-	waitReplicated(t, rdb, gtidPos(t, e.db))
+	waitReplicated(t, rdb, e.gtidPos())
 	want := committedRows(t, rdb)
 	require.Len(t, want, len(committedRows(t, e.db)), "the replica has every row")
 	col.waitAll(t, want, 2*time.Minute)

@@ -2,7 +2,6 @@ package test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -28,22 +27,16 @@ func TestFaultBinlogPurged(t *testing.T) {
 	first := committedRows(t, e.db)
 	col.waitAll(t, first, time.Minute)
 	require.Equal(t, 0, r.stop(30*time.Second))
-	cp := loadCheckpoint(t, e, name)
-	require.Equal(t, gtidPos(t, e.db), cp, "checkpoint at the server's last GTID")
+	cp := e.checkpointSet(name)
+	require.Equal(t, e.gtidPos(), cp, "checkpoint at the server's last GTID")
 
 	// Events the router never saw, then only a binlog after them is kept.
 	for range 20 {
 		require.NoError(t, w.tx(ctx, 1+rng.IntN(5)))
 	}
 	e.exec("FLUSH BINARY LOGS")
-	var newest string
-	require.NoError(t, e.db.QueryRow("SHOW MASTER STATUS").Scan(&newest, new(any), new(any), new(any)))
-	// The server keeps a binlog that a dump thread still reads: wait until
-	// it noticed that the stopped router's connection is gone.
-	eventually(t, 30*time.Second, "the stopped router's dump thread to end", func() bool {
-		var n int
-		return e.db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'").Scan(&n) == nil && n == 0
-	})
+	newest := e.newestBinlog()
+	e.waitBinlogDumpsGone()
 	// A binlog is also kept until InnoDB no longer needs it for crash
 	// recovery (its binlog checkpoint), which comes a moment after FLUSH.
 	conn, err := e.db.Conn(ctx)
@@ -66,13 +59,7 @@ func TestFaultBinlogPurged(t *testing.T) {
 
 	r.restart()
 	code := r.wait(time.Minute)
-	log := r.out.String()
-	var stopLine string
-	for _, line := range strings.Split(log, "\n") {
-		if strings.Contains(line, "binlog-router stopped") {
-			stopLine = line
-		}
-	}
+	stopLine := r.lastLogLine("binlog-router stopped")
 	t.Logf("router's last words: %s", stopLine)
 	assert.Equal(t, 3, code, "exit code for a purged binlog")
 	assert.Contains(t, stopLine, "binlog purged", "the error says the binlog was purged")
@@ -81,5 +68,5 @@ func TestFaultBinlogPurged(t *testing.T) {
 	got := col.settle(t, time.Second)
 	v := checkDelivery(t, first, got, nil)
 	t.Logf("%s (only the events before the checkpoint)", v)
-	assert.Equal(t, cp, loadCheckpoint(t, e, name), "the checkpoint did not move")
+	assert.Equal(t, cp, e.checkpointSet(name), "the checkpoint did not move")
 }

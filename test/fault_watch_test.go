@@ -6,9 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -117,12 +115,7 @@ func (w *txnWatch) killAtProduce(kill func(), timeout time.Duration) (open, hit 
 // must exist.
 func (w *txnWatch) skipTopic(t testing.TB, e *env, topic string) {
 	t.Helper()
-	cl, err := kgo.NewClient(kafkaOpts(e)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	topics, err := kadm.NewClient(cl).ListTopics(t.Context(), topic)
+	topics, err := e.admin().ListTopics(t.Context(), topic)
 	if err != nil || topics.Error() != nil {
 		t.Fatalf("looking up topic %s: %v %v", topic, err, topics.Error())
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -16,8 +15,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/binlog-router/binlog-router/internal/checkpoint"
 )
 
 // Fault tests run a short variant in `make test` and a long one with
@@ -278,16 +275,6 @@ func parseGTID(g string) (domain uint32, seq uint64, ok bool) {
 	return uint32(d), n, err1 == nil && err2 == nil
 }
 
-// gtidPos is the server's @@gtid_binlog_pos.
-func gtidPos(t testing.TB, db *sql.DB) string {
-	t.Helper()
-	var pos string
-	if err := db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
-		t.Fatalf("reading @@gtid_binlog_pos: %v", err)
-	}
-	return pos
-}
-
 // rssKB is a process's resident set size from /proc.
 func rssKB(pid int) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -351,10 +338,14 @@ func rssLimitMB() float64 {
 }
 
 // logLine returns the first router log line containing s, or "".
-func (r *router) logLine(s string) string {
-	for _, l := range strings.Split(r.out.String(), "\n") {
-		if strings.Contains(l, s) {
-			return l
+func (r *router) logLine(s string) string { return lineWith(r.out.String(), s) }
+
+// lastLogLine returns the last router log line containing s, or "".
+func (r *router) lastLogLine(s string) string {
+	lines := strings.Split(r.out.String(), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], s) {
+			return lines[i]
 		}
 	}
 	return ""
@@ -383,23 +374,6 @@ func argsWith(args []string, flag, value string) []string {
 		}
 	}
 	return out
-}
-
-func isMissing(err error) bool { return errors.Is(err, checkpoint.ErrCheckpointMissing) }
-
-// loadCheckpoint returns the stored checkpoint's GTID set, "" if none.
-func loadCheckpoint(t testing.TB, e *env, name string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cp, err := checkpoint.Load(ctx, e.prefix+"_checkpoints", name, kafkaOpts(e)...)
-	if isMissing(err) {
-		return ""
-	}
-	if err != nil {
-		t.Fatalf("loading checkpoint %q: %v", name, err)
-	}
-	return cp.GTIDSet
 }
 
 // finishRun ends a fault test's load, waits up to wait for every committed

@@ -27,12 +27,7 @@ import (
 func TestInboxHandlerDeadlockRetried(t *testing.T) {
 	for _, d := range inboxDatabases() {
 		t.Run(d.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			db := d.open(t)
-			if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-				t.Fatal(err)
-			}
+			db := d.openInbox(t)
 			mustExec(t, db, "CREATE TABLE accounts (id INT NOT NULL PRIMARY KEY, balance INT NOT NULL)")
 			mustExec(t, db, "INSERT INTO accounts VALUES (1, 0), (2, 0)")
 			k := devenv.NewKafka(t)

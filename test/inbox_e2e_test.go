@@ -112,10 +112,10 @@ func TestInboxBehindRouterReplay(t *testing.T) {
 	l := newLedgerInbox(t, e)
 	args := e.args("inbox-replay")
 	startRouter(t, args...)
-	from := e.gtidBinlogPos()
+	from := e.gtidPos()
 	const n = 60
 	want := writePaid(e, 0, n)
-	to := e.gtidBinlogPos()
+	to := e.gtidPos()
 	c := l.start(t, e, unique("billing"))
 	eventually(t, 90*time.Second, "the router's events applied", func() bool { return c.Stats().Processed >= n })
 
@@ -132,7 +132,7 @@ func TestInboxBehindRouterReplay(t *testing.T) {
 	if st.Processed != n || st.Duplicates != n || st.DeadLetters != 0 {
 		t.Errorf("stats %+v: want %d processed and %d duplicates", st, n, n)
 	}
-	if got := len(readTopic(t, e.kafka.Brokers, e.prefix+".Paid", 2*n)); got != 2*n {
+	if got := len(newConsumer(t, e.kafka.Brokers, exactTopic(e.prefix+".Paid")).read(2*n, 30*time.Second)); got != 2*n {
 		t.Errorf("the topic holds %d records, want %d (each event twice)", got, 2*n)
 	}
 	l.check(t, n, want)
@@ -158,7 +158,7 @@ func TestInboxBehindRouterAtLeastOnce(t *testing.T) {
 		before := sumOffsets(endOffsets(t, e.kafka.Brokers, topic))
 		want += writePaidTx(e, n, big)
 		n += big
-		txn := gtidSeqs(t, e.gtidBinlogPos())[0] // the consumer's own transactions come later
+		txn := gtidSeqs(t, e.gtidPos())[0] // the consumer's own transactions come later
 		eventually(t, 60*time.Second, "the router to publish part of the transaction", func() bool {
 			return sumOffsets(endOffsets(t, e.kafka.Brokers, topic)) > before
 		})
@@ -167,7 +167,7 @@ func TestInboxBehindRouterAtLeastOnce(t *testing.T) {
 		r.restart()
 		// Once the checkpoint covers the transaction, all of it is published.
 		eventually(t, 120*time.Second, "the restarted router to publish the transaction", func() bool {
-			return gtidSeqs(t, loadCheckpoint(t, e, "inbox-alo"))[0] >= txn
+			return gtidSeqs(t, e.checkpointSet("inbox-alo"))[0] >= txn
 		})
 		if sumOffsets(endOffsets(t, e.kafka.Brokers, topic)) > int64(n) {
 			break // records were published twice
@@ -181,7 +181,7 @@ func TestInboxBehindRouterAtLeastOnce(t *testing.T) {
 	if err := c.stop(t); err != nil {
 		t.Fatal(err)
 	}
-	recs := readTopic(t, e.kafka.Brokers, topic, int(total))
+	recs := newConsumer(t, e.kafka.Brokers, exactTopic(topic)).read(int(total), 30*time.Second)
 	ids := map[string]bool{}
 	for _, rec := range recs {
 		ids[recordHeader(rec, "id")] = true

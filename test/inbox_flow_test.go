@@ -23,12 +23,7 @@ import (
 // partition 0 follows.
 func TestInboxPoisonDoesNotBlockOtherPartitions(t *testing.T) {
 	d := inboxMariaDB()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	db := d.open(t)
-	if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-		t.Fatal(err)
-	}
+	db := d.openInbox(t)
 	mustExec(t, db, "CREATE TABLE effects (seq BIGINT AUTO_INCREMENT PRIMARY KEY, event_id VARCHAR(64) NOT NULL, part INT NOT NULL)")
 	k := devenv.NewKafka(t)
 	topic := unique("inbox.poison")

@@ -26,10 +26,7 @@ func TestInboxGroupHandoff(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			db := d.open(t)
-			if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-				t.Fatal(err)
-			}
+			db := d.openInbox(t)
 			mustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL, member VARCHAR(8) NOT NULL)")
 			k := devenv.NewKafka(t)
 			topic, name := unique("inbox.handoff"), unique("handoff")

@@ -3,7 +3,6 @@ package test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -65,11 +64,7 @@ func TestInboxKillWindows(t *testing.T) {
 	for _, d := range inboxDatabases() {
 		t.Run(d.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, uint64(d.dialect)))
-			db := d.open(t)
-			ctx := context.Background()
-			if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-				t.Fatal(err)
-			}
+			db := d.openInbox(t)
 			mustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL)")
 			k := apache
 			if k == nil {

@@ -25,12 +25,7 @@ import (
 // of the same name registers on the same registry.
 func TestInboxMetrics(t *testing.T) {
 	d := inboxMariaDB()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	db := d.open(t)
-	if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-		t.Fatal(err)
-	}
+	db := d.openInbox(t)
 	mustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL)")
 	k := devenv.NewKafka(t)
 	topic, name := unique("inbox.metrics"), unique("metered")
@@ -151,14 +146,10 @@ func produceTransactions(t *testing.T, brokers []string, txns [][]*kgo.Record) {
 // endOffsets are topic's end offsets by partition.
 func endOffsets(t *testing.T, brokers []string, topic string) map[int32]int64 {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	adm := newAdmin(t, brokers)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	lo, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	lo, err := adm.ListEndOffsets(ctx, topic)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
@@ -23,12 +22,7 @@ import (
 // that a redelivery of that record is a duplicate.
 func TestInboxMissingID(t *testing.T) {
 	d := inboxMariaDB()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	db := d.open(t)
-	if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-		t.Fatal(err)
-	}
+	db := d.openInbox(t)
 	mustExec(t, db, "CREATE TABLE seen (event_id VARCHAR(255) NOT NULL, payload VARCHAR(64) NOT NULL)")
 	k := devenv.NewKafka(t)
 	topic := unique("inbox.noid")
@@ -63,7 +57,7 @@ func TestInboxMissingID(t *testing.T) {
 	if st.Processed != 1 || st.DeadLetters != 2 || st.Retries != 0 || len(handled) != 1 || handled[0] != "ev-1" {
 		t.Errorf("reject: stats %+v, handler saw %v; want ev-1 applied and two dead letters without a handler call", st, handled)
 	}
-	dls := readTopic(t, k.Brokers, reject+".dead-letter", 2)
+	dls := newConsumer(t, k.Brokers, exactTopic(reject+".dead-letter")).read(2, 30*time.Second)
 	for _, r := range dls {
 		if !strings.Contains(recordHeader(r, inbox.HeaderError), `no "id" header`) || recordHeader(r, inbox.HeaderAttempts) != "0" ||
 			recordHeader(r, inbox.HeaderOriginalPartition) != "1" || (string(r.Value) != "no-id" && string(r.Value) != "empty-id") {
@@ -99,10 +93,7 @@ func TestInboxStopPolicy(t *testing.T) {
 	d := inboxMariaDB()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	db := d.open(t)
-	if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-		t.Fatal(err)
-	}
+	db := d.openInbox(t)
 	mustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL)")
 	k := devenv.NewKafka(t)
 	topic, name := unique("inbox.stop"), unique("stopper")
@@ -200,19 +191,11 @@ func TestInboxDeadLetterTopic(t *testing.T) {
 	d := inboxMariaDB()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	db := d.open(t)
-	if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-		t.Fatal(err)
-	}
+	db := d.openInbox(t)
 	k := devenv.NewKafka(t)
 	topic := unique("inbox.dlt")
 	produceRecords(t, k.Brokers, []*kgo.Record{{Topic: topic, Key: []byte("k"), Headers: []kgo.RecordHeader{{Key: "id", Value: []byte("ev-1")}}}})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Brokers...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
+	adm := newAdmin(t, k.Brokers)
 	exists := func(name string) bool {
 		td, err := adm.ListTopics(ctx, name)
 		if err != nil {

@@ -26,6 +26,18 @@ type inboxDB struct {
 	ph      func(n int) string // placeholder n (1-based)
 }
 
+// openInbox opens a new database of d with the inbox table in it.
+func (d inboxDB) openInbox(t *testing.T) *sql.DB {
+	t.Helper()
+	db := d.open(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 func inboxDatabases() []inboxDB {
 	return []inboxDB{inboxMariaDB(), inboxPostgres()}
 }
@@ -93,10 +105,7 @@ func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			db := d.open(t)
-			if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-				t.Fatal(err)
-			}
+			db := d.openInbox(t)
 			mustExec(t, db, "CREATE TABLE payments (event_id VARCHAR(64) NOT NULL PRIMARY KEY, ref VARCHAR(64) NOT NULL UNIQUE, amount INT NOT NULL)")
 			k := devenv.NewKafka(t)
 			topic, name := unique("inbox.PaymentMade"), unique("payments")
@@ -144,7 +153,7 @@ func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
 				t.Errorf("committed offsets of group %s sum to %d, want %d (every record)", name, got, n+3)
 			}
 
-			dls := readTopic(t, k.Brokers, name+".dead-letter", 2)
+			dls := newConsumer(t, k.Brokers, exactTopic(name+".dead-letter")).read(2, 30*time.Second)
 			partitionOf := map[string]int32{}
 			for _, r := range recordsOf(t, k.Brokers, topic, n+3) {
 				partitionOf[recordHeader(r, "id")] = r.Partition
@@ -221,9 +230,9 @@ func mustExec(t *testing.T, db *sql.DB, q string) {
 // produceRecords produces recs, asking the brokers to create their topics
 // (with the brokers' default partition count: three on kfake and on the
 // test's Apache Kafka).
-func produceRecords(t *testing.T, brokers []string, recs []*kgo.Record) {
+func produceRecords(t *testing.T, brokers []string, recs []*kgo.Record, opts ...kgo.Opt) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.AllowAutoTopicCreation())
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.AllowAutoTopicCreation()}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,60 +244,21 @@ func produceRecords(t *testing.T, brokers []string, recs []*kgo.Record) {
 	}
 }
 
-// readTopic reads at least n records of topic from the start.
-func readTopic(t *testing.T, brokers []string, topic string, n int) []*kgo.Record {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var out []*kgo.Record
-	for len(out) < n {
-		f := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %d of %d records from %s", len(out), n, topic)
-		}
-		out = append(out, f.Records()...)
-	}
-	return out
-}
-
 // recordsOf reads exactly n records of topic and checks that no more come.
 func recordsOf(t *testing.T, brokers []string, topic string, n int) []*kgo.Record {
 	t.Helper()
-	recs := readTopic(t, brokers, topic, n)
+	recs := newConsumer(t, brokers, exactTopic(topic)).read(n, 30*time.Second)
 	if len(recs) != n {
 		t.Fatalf("%s holds %d records, want %d", topic, len(recs), n)
 	}
 	return recs
 }
 
-func recordHeader(r *kgo.Record, key string) string {
-	for _, h := range r.Headers {
-		if h.Key == key {
-			return string(h.Value)
-		}
-	}
-	return ""
-}
-
 // produceToPartitions produces recs to the partitions they name, creating
 // the topic with three partitions if needed.
 func produceToPartitions(t *testing.T, k *devenv.Kafka, recs []*kgo.Record) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Brokers...), kgo.AllowAutoTopicCreation(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	produceRecords(t, k.Brokers, recs, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
@@ -308,14 +278,10 @@ func committedTotal(t *testing.T, brokers []string, group, topic string) int64 {
 // committedOffsets are group's committed offsets on topic by partition.
 func committedOffsets(t *testing.T, brokers []string, group, topic string) map[int32]int64 {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	adm := newAdmin(t, brokers)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	offs, err := kadm.NewClient(cl).FetchOffsets(ctx, group)
+	offs, err := adm.FetchOffsets(ctx, group)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,8 +24,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/route"
@@ -257,12 +255,10 @@ func crossCheckReaders(t *testing.T, e *env) int {
 	regex := e.topicRegex()
 	java := readJava(t, e.kafka.Brokers, regex)
 	franz := readFranz(t, e.kafka.Brokers, regex, len(java))
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kafka.Brokers...))
-	require.NoError(t, err)
-	defer cl.Close()
+	adm := newAdmin(t, e.kafka.Brokers)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	details, err := kadm.NewClient(cl).ListTopics(ctx)
+	details, err := adm.ListTopics(ctx)
 	require.NoError(t, err)
 	re := regexp.MustCompile(regex)
 	var topics []string

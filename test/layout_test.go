@@ -1,7 +1,6 @@
 package test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/devenv"
 )
 
@@ -40,10 +38,7 @@ func TestLayoutChangesWhileBehind(t *testing.T) {
 			e.insertTx(newEvent("a0", "First", `{"v":0}`))
 			c.read(1, 60*time.Second)
 			require.Equal(t, 0, r.stop(20*time.Second))
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			cp, err := checkpoint.Load(ctx, e.prefix+"_checkpoints", "behind", kafkaOpts(e)...)
-			require.NoError(t, err)
+			cp := e.mustCheckpoint("behind")
 			if meta == "MINIMAL" {
 				require.Len(t, cp.Layouts["shop.outbox"].Columns, 10, "the checkpoint stores the outbox layout")
 				assert.Equal(t, "utf8mb4", cp.Layouts["shop.outbox"].Columns[1].Charset, "with its character sets")
@@ -66,7 +61,7 @@ func TestLayoutChangesWhileBehind(t *testing.T) {
 // of them, naming binlog_row_metadata=FULL, and nothing is committed.
 func TestLayoutUnknownStops(t *testing.T) {
 	e := newEnv(t, envOpts{maria: devenv.MariaDBConfig{ExtraArgs: []string{"--binlog-row-metadata=MINIMAL"}}})
-	from := gtidPos(t, e.db)
+	from := e.gtidPos()
 	alterWhileDown(e)
 	r := startRouter(t, e.args("unknown", "--start", "gtid:"+from)...)
 	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
@@ -75,7 +70,7 @@ func TestLayoutUnknownStops(t *testing.T) {
 	assert.Contains(t, r.out.String(), "binlog_row_metadata=FULL")
 	assert.Contains(t, r.out.String(), "the table's column layout when this row was written is not known")
 	assert.Empty(t, c.quiet(2*time.Second), "nothing after the stop is committed")
-	assert.Equal(t, "", loadCheckpoint(t, e, "unknown"), "no checkpoint was stored")
+	assert.Equal(t, "", e.checkpointSet("unknown"), "no checkpoint was stored")
 	t.Logf("exit %d, 0 records, no checkpoint; stop: %s", code, stopLine(r.out.String()))
 }
 

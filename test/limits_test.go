@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -35,7 +34,7 @@ func TestTopicLimitBatchesRows(t *testing.T) {
 	e.insertTx(evs...)
 	start := time.Now()
 	r := startRouter(t, e.args("limits")...)
-	recs := newConsumer(t, e.kafka.Brokers, "^"+topic+"$").read(len(evs), 90*time.Second)
+	recs := newConsumer(t, e.kafka.Brokers, exactTopic(topic)).read(len(evs), 90*time.Second)
 	took := time.Since(start)
 	assertSameIDs(t, evs, recs)
 	require.Equal(t, 0, r.stop(20*time.Second))
@@ -71,18 +70,18 @@ func TestTopicLimitRowTooLarge(t *testing.T) {
 	}
 	assert.Regexp(t, `gtid=0-1-\d+`, log)
 	assert.NotContains(t, log, "MESSAGE_TOO_LARGE", "refused by the router, not the broker")
-	c := newConsumer(t, e.kafka.Brokers, "^"+topic+"$")
+	c := newConsumer(t, e.kafka.Brokers, exactTopic(topic))
 	seen := recordIDs(c.quiet(2 * time.Second))
 	assert.NotContains(t, seen, after.ID, "nothing after the row is published")
 	assert.NotContains(t, seen, big.ID)
 
 	dlq := e.prefix + ".dlq"
 	r2 := startRouter(t, e.args("toolarge", "--on-invalid", "dead-letter", "--dead-letter-topic", dlq)...)
-	got := c.readUntil2(t, func(ids []string) bool { return len(seen)+len(ids) >= 2 }, 60*time.Second)
+	got := c.readIDsUntil(func(ids []string) bool { return len(seen)+len(ids) >= 2 }, 60*time.Second)
 	got = append(seen, got...)
 	got = append(got, recordIDs(c.quiet(time.Second))...)
 	assert.ElementsMatch(t, []string{before.ID, after.ID}, got, "the rows around it, each once")
-	letters := newConsumer(t, e.kafka.Brokers, "^"+dlq+"$").read(1, 60*time.Second)
+	letters := newConsumer(t, e.kafka.Brokers, exactTopic(dlq)).read(1, 60*time.Second)
 	require.Len(t, letters, 1)
 	l := decodeLetter(t, letters[0])
 	assert.Equal(t, big.ID, l.EventID)
@@ -116,7 +115,7 @@ func TestBrokerLimitRowTooLarge(t *testing.T) {
 	r := startRouter(t, e.args("brokerlimit", "--on-invalid", "dead-letter", "--dead-letter-topic", dlq)...)
 	recs := newConsumer(t, e.kafka.Brokers, "^"+e.prefix+`\.Sized$`).read(len(evs), 90*time.Second)
 	assertSameIDs(t, evs, recs)
-	letters := newConsumer(t, e.kafka.Brokers, "^"+dlq+"$").read(1, 60*time.Second)
+	letters := newConsumer(t, e.kafka.Brokers, exactTopic(dlq)).read(1, 60*time.Second)
 	require.Len(t, letters, 1)
 	l := decodeLetter(t, letters[0])
 	assert.Equal(t, big.ID, l.EventID)
@@ -187,16 +186,14 @@ func decodeLetter(t *testing.T, rec *kgo.Record) letter {
 // the tests' clusters have one broker).
 func createTopic(t testing.TB, brokers []string, topic string, partitions int32, configs map[string]string) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	require.NoError(t, err)
-	defer cl.Close()
+	adm := newAdmin(t, brokers)
 	cfg := map[string]*string{}
 	for k, v := range configs {
 		cfg[k] = &v
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, 1, cfg, topic)
+	resp, err := adm.CreateTopic(ctx, partitions, 1, cfg, topic)
 	require.NoError(t, err)
 	require.NoError(t, resp.Err, "creating topic %s", topic)
 }

@@ -61,11 +61,8 @@ func TestDroppedColumnStops(t *testing.T) {
 	assert.Contains(t, log, "shop.outbox")
 	assert.Contains(t, log, "event_type")
 	assert.Contains(t, log, "--column-event-type")
-	cp, err := checkpoint.Load(context.Background(), e.prefix+"_checkpoints", "drop", kafkaOpts(e)...)
-	require.NoError(t, err)
-	var pos string
-	require.NoError(t, e.db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos))
-	assert.NotEqual(t, pos, cp.GTIDSet, "the checkpoint does not pass the unmappable row")
+	cp := e.mustCheckpoint("drop")
+	assert.NotEqual(t, e.gtidPos(), cp.GTIDSet, "the checkpoint does not pass the unmappable row")
 }
 
 // TestMissingTopicStops: a topic that does not exist while creation is
@@ -93,6 +90,6 @@ func missingTopicStops(t *testing.T, e *env, flags ...string) {
 	assert.Contains(t, log, e.prefix+".NoSuchTopic")
 	assert.Contains(t, log, ev.ID)
 	assert.Contains(t, log, "does not exist")
-	_, err := checkpoint.Load(context.Background(), e.prefix+"_checkpoints", "notopic", kafkaOpts(e)...)
+	_, err := e.checkpoint("notopic")
 	assert.ErrorIs(t, err, checkpoint.ErrCheckpointMissing)
 }

@@ -12,10 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/replay"
 )
 
@@ -31,21 +29,21 @@ func TestReplayMiddleRange(t *testing.T) {
 	r := startRouter(t, args...)
 
 	before := e.writeEvents("Before", 3)
-	from := e.gtidBinlogPos()
+	from := e.gtidPos()
 	sv, tp, hdrs := 7, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", `{"tenant":"acme","retry":2}`
 	special := event{ID: "5b8e2b1a-3c4d-4e5f-8a9b-0c1d2e3f4a5b", AggType: "order", AggID: "order-x", Type: "Middle",
 		SchemaVersion: &sv, Traceparent: &tp, Headers: &hdrs} // NULL payload: a tombstone
 	second := newEvent("order-y", "Middle", `{"two":"in one transaction"}`)
 	middle := append(e.writeEvents("Middle", 4), special.ID, second.ID)
 	e.insertTx(special, second)
-	to := e.gtidBinlogPos()
+	to := e.gtidPos()
 	after := e.writeEvents("After", 2)
 
 	orig := newConsumer(t, e.kafka.Brokers, e.topicRegex())
 	originals := orig.read(len(before)+len(middle)+len(after), 60*time.Second)
-	waitCheckpoint(t, e, "replay", e.gtidBinlogPos())
+	e.waitCheckpoint("replay", e.gtidPos())
 	require.Equal(t, 0, r.stop(20*time.Second))
-	cpBefore := loadCheckpointJSON(t, e, "replay")
+	cpBefore := e.mustCheckpoint("replay")
 	byID := recordsByID(t, originals)
 
 	res := cliRun(t, append(append([]string{"replay"}, args...),
@@ -69,7 +67,7 @@ func TestReplayMiddleRange(t *testing.T) {
 		assert.True(t, o.Timestamp.Equal(rec.Timestamp), "timestamp %s, original %s", rec.Timestamp, o.Timestamp)
 	}
 	assert.Empty(t, orig.quiet(500*time.Millisecond), "nothing new in the original topics")
-	assert.Equal(t, cpBefore, loadCheckpointJSON(t, e, "replay"), "the router's checkpoint is untouched")
+	assert.Equal(t, cpBefore, e.mustCheckpoint("replay"), "the router's checkpoint is untouched")
 
 	// Dry run to the prefix that now exists: partitions computed from the
 	// topics' partition counts. To a new prefix: null, and no topic made.
@@ -111,7 +109,7 @@ func TestReplayMiddleRange(t *testing.T) {
 		assert.Equal(t, middle, ids, "binlog order")
 	}
 	assert.Empty(t, replayed.quiet(500*time.Millisecond), "a dry run produces nothing")
-	adm := kadm.NewClient(newKgoClient(t, e))
+	adm := e.admin()
 	topics, err := adm.ListTopics(context.Background())
 	require.NoError(t, err)
 	for _, name := range topics.Names() {
@@ -131,7 +129,7 @@ func TestReplayTimeRange(t *testing.T) {
 	args := e.args("replaytime")
 	now := time.Now().Truncate(time.Second)
 	early := e.writeEvents("Early", 2)
-	from := e.gtidBinlogPos()
+	from := e.gtidPos()
 	later := e.writeEventsAt(now.Add(20*time.Minute), "Later", 3)
 	latest := e.writeEventsAt(now.Add(40*time.Minute), "Latest", 2)
 
@@ -194,14 +192,6 @@ func (e *env) writeEventsAt(at time.Time, typ string, n int) []string {
 	return ids
 }
 
-// gtidBinlogPos is the server's @@gtid_binlog_pos.
-func (e *env) gtidBinlogPos() string {
-	e.t.Helper()
-	var pos string
-	require.NoError(e.t, e.db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos))
-	return pos
-}
-
 // cliResult is the outcome of one binlog-router command.
 type cliResult struct {
 	code           int
@@ -223,36 +213,6 @@ func cliRun(t testing.TB, args ...string) cliResult {
 	return cliResult{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 }
 
-// waitCheckpoint polls until the checkpoint of name is want.
-func waitCheckpoint(t testing.TB, e *env, name, want string) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		cp, err := checkpoint.Load(context.Background(), e.prefix+"_checkpoints", name, kafkaOpts(e)...)
-		if err == nil && cp.GTIDSet == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("checkpoint %q never reached %q (last %+v, %v)", name, want, cp, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// loadCheckpointJSON returns the stored checkpoint of name as JSON ("" if
-// there is none).
-func loadCheckpointJSON(t testing.TB, e *env, name string) string {
-	t.Helper()
-	cp, err := checkpoint.Load(context.Background(), e.prefix+"_checkpoints", name, kafkaOpts(e)...)
-	if err != nil {
-		require.ErrorIs(t, err, checkpoint.ErrCheckpointMissing)
-		return ""
-	}
-	b, err := json.Marshal(cp)
-	require.NoError(t, err)
-	return string(b)
-}
-
 func recordsByID(t testing.TB, recs []*kgo.Record) map[string]*kgo.Record {
 	t.Helper()
 	m := map[string]*kgo.Record{}
@@ -263,12 +223,4 @@ func recordsByID(t testing.TB, recs []*kgo.Record) map[string]*kgo.Record {
 		m[id] = r
 	}
 	return m
-}
-
-func newKgoClient(t testing.TB, e *env) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(kafkaOpts(e)...)
-	require.NoError(t, err)
-	t.Cleanup(cl.Close)
-	return cl
 }

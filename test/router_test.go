@@ -57,10 +57,24 @@ func startRouter(t testing.TB, args ...string) *router {
 	return startCommand(t, "run", args...)
 }
 
+// startRouterEnv is startRouter with extra environment variables.
+func startRouterEnv(t *testing.T, env []string, args ...string) *router {
+	t.Helper()
+	return startProcess(t, "run", env, args)
+}
+
 // startCommand runs `binlog-router command args...` as startRouter does.
 func startCommand(t testing.TB, command string, args ...string) *router {
 	t.Helper()
-	r := &router{t: t, command: command, args: args, out: &lockedBuffer{}}
+	return startProcess(t, command, nil, args)
+}
+
+// startProcess starts `binlog-router command args...` with the extra
+// environment variables env; the process is killed when the test ends,
+// and its log shown if the test failed.
+func startProcess(t testing.TB, command string, env, args []string) *router {
+	t.Helper()
+	r := &router{t: t, command: command, args: args, env: env, out: &lockedBuffer{}}
 	r.start()
 	t.Cleanup(func() {
 		r.kill()

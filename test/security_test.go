@@ -12,7 +12,6 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -150,7 +149,7 @@ func TestKafkaSASL(t *testing.T) {
 				args = append(args, "--kafka-sasl-password-file", pwFile)
 			}
 			r := startRouterEnv(t, env, args...)
-			c := newAuthConsumer(t, e, saslMechanism(mech, "router", "k4fka-s3cret"))
+			c := newConsumer(t, e.kafka.Brokers, e.topicRegex(), saslMechanism(mech, "router", "k4fka-s3cret"))
 			recs := c.read(len(evs), 60*time.Second)
 			assert.ElementsMatch(t, []string{evs[0].ID, evs[1].ID}, recordIDs(recs))
 			require.Equal(t, 0, r.stop(20*time.Second))
@@ -216,7 +215,7 @@ func TestKafkaTLS(t *testing.T) {
 		require.NoError(t, err)
 		roots := x509.NewCertPool()
 		roots.AddCert(pki.ca)
-		c := newAuthConsumer(t, e,
+		c := newConsumer(t, e.kafka.Brokers, e.topicRegex(),
 			kgo.DialTLSConfig(&tls.Config{RootCAs: roots, Certificates: []tls.Certificate{clientPair}, MinVersion: tls.VersionTLS12}),
 			saslMechanism("SCRAM-SHA-512", "router", "k4fka-s3cret"))
 		recs := c.read(len(evs), 60*time.Second)
@@ -261,19 +260,8 @@ func TestKafkaTLS(t *testing.T) {
 // prints a checkpoint (the router wrote one) or the timeout passes.
 func checkpointShow(t *testing.T, e *env, name string, timeout time.Duration, extra ...string) string {
 	t.Helper()
-	args := append([]string{"checkpoint", "show", "--name", name, "--kafka-brokers", strings.Join(e.kafka.Brokers, ","),
-		"--checkpoint-topic", e.prefix + "_checkpoints"}, extra...)
-	deadline := time.Now().Add(timeout)
-	for {
-		out, err := exec.Command(routerBin, args...).CombinedOutput()
-		if err == nil {
-			return string(out)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("checkpoint show %s: %v\n%s", name, err, out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	return checkpointShowUntil(t, timeout, append([]string{"--name", name, "--kafka-brokers", strings.Join(e.kafka.Brokers, ","),
+		"--checkpoint-topic", e.checkpointTopic()}, extra...)...)
 }
 
 // startKfake starts a kfake cluster (never KAFKA_BROKERS: the options
@@ -306,38 +294,6 @@ func (l *countingListener) Accept() (net.Conn, error) {
 		l.n.Add(1)
 	}
 	return c, err
-}
-
-// startRouterEnv is startRouter with extra environment variables.
-func startRouterEnv(t *testing.T, env []string, args ...string) *router {
-	t.Helper()
-	r := &router{t: t, command: "run", args: args, env: env, out: &lockedBuffer{}}
-	r.start()
-	t.Cleanup(func() {
-		r.kill()
-		if t.Failed() {
-			t.Logf("router log:\n%s", tail(r.out.String(), 60))
-		}
-	})
-	return r
-}
-
-// newAuthConsumer is newConsumer with extra client options (SASL, TLS).
-func newAuthConsumer(t *testing.T, e *env, opts ...kgo.Opt) *consumer {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{
-		kgo.SeedBrokers(e.kafka.Brokers...),
-		kgo.ConsumeRegex(),
-		kgo.ConsumeTopics(e.topicRegex()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.MetadataMinAge(100 * time.Millisecond),
-		kgo.MetadataMaxAge(300 * time.Millisecond),
-		kgo.FetchMaxWait(100 * time.Millisecond),
-	}, opts...)...)
-	require.NoError(t, err)
-	t.Cleanup(cl.Close)
-	return &consumer{t: t, cl: cl}
 }
 
 func saslMechanism(mech, user, pass string) kgo.Opt {

@@ -25,8 +25,8 @@ func TestSettingsChangedAtRuntime(t *testing.T) {
 			c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
 			e.insertTx(newEvent("a0", "Before", `{"v":0}`))
 			c.read(1, 60*time.Second)
-			eventually(t, 30*time.Second, "checkpoint stored", func() bool { return loadCheckpoint(t, e, "settings") != "" })
-			stored := loadCheckpoint(t, e, "settings")
+			eventually(t, 30*time.Second, "checkpoint stored", func() bool { return e.checkpointSet("settings") != "" })
+			stored := e.checkpointSet("settings")
 
 			e.exec(tt.set)
 			t.Cleanup(func() { _, _ = e.db.Exec(tt.reset) })
@@ -42,8 +42,8 @@ func TestSettingsChangedAtRuntime(t *testing.T) {
 			assert.Equal(t, 2, code, "a server setting is configuration")
 			assert.Contains(t, r.out.String(), tt.want)
 			assert.Empty(t, c.quiet(2*time.Second), "nothing after the stop is committed")
-			assert.Equal(t, stored, loadCheckpoint(t, e, "settings"), "the checkpoint did not move")
-			t.Logf("exit %d, 1 record before, 0 after; stop: %s", code, lineWith(r.out.String(), tt.want))
+			assert.Equal(t, stored, e.checkpointSet("settings"), "the checkpoint did not move")
+			t.Logf("exit %d, 1 record before, 0 after; stop: %s", code, r.logLine(tt.want))
 		})
 	}
 }
@@ -79,8 +79,8 @@ func TestRowMetadataChangedAtRuntime(t *testing.T) {
 			before := newEvent("m0", "Before", `{"v":0}`)
 			e.insertTx(before)
 			got := c.read(1, 60*time.Second)
-			waitCheckpoint(t, e, name, gtidPos(t, e.db))
-			stored := loadCheckpointValue(t, e, name)
+			e.waitCheckpoint(name, e.gtidPos())
+			stored := e.mustCheckpoint(name)
 			if tc.stops {
 				assert.Empty(t, stored.Layouts, "started after the CREATE TABLE with FULL metadata: no layout tracked")
 			} else {
@@ -101,13 +101,13 @@ func TestRowMetadataChangedAtRuntime(t *testing.T) {
 			code, line := 0, ""
 			if tc.stops {
 				code = r.wait(60 * time.Second)
-				line = lineWith(r.out.String(), "binlog_row_metadata=FULL")
+				line = r.logLine("binlog_row_metadata=FULL")
 				assert.Equal(t, 2, code, "a server setting changed at runtime is configuration")
 				assert.Contains(t, line, "outbox table shop.outbox")
 				assert.Contains(t, line, "the setting changed at runtime")
 				assert.Contains(t, line, "restart the router")
 				assert.Empty(t, c.quiet(2*time.Second), "nothing after the stop is committed")
-				assert.Equal(t, stored.GTIDSet, loadCheckpoint(t, e, name), "the checkpoint did not pass the row")
+				assert.Equal(t, stored.GTIDSet, e.checkpointSet(name), "the checkpoint did not pass the row")
 				// Restarted with MINIMAL still in force: the layout is
 				// tracked from the checkpoint on.
 				r = startRouter(t, e.args(name)...)
@@ -116,8 +116,8 @@ func TestRowMetadataChangedAtRuntime(t *testing.T) {
 			got = append(got, c.read(len(after), 60*time.Second)...)
 			got = append(got, c.quiet(time.Second)...)
 			requireExactly(t, e, append([]event{before}, after...), got)
-			waitCheckpoint(t, e, name, gtidPos(t, e.db))
-			assert.NotEmpty(t, loadCheckpointValue(t, e, name).Layouts["shop.outbox"], "the checkpoint carries the tracked layout")
+			e.waitCheckpoint(name, e.gtidPos())
+			assert.NotEmpty(t, e.mustCheckpoint(name).Layouts["shop.outbox"], "the checkpoint carries the tracked layout")
 			require.Equal(t, 0, r.stop(30*time.Second))
 			t.Logf("%s: exit %d at the first row without column names (0: no stop); consumer read %d records, each once; stop: %s",
 				tc.name, code, len(got), line)

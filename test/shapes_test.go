@@ -134,7 +134,7 @@ func TestTransactionShapes(t *testing.T) {
 	t.Logf("consumer read %d records (%d rows committed in the shapes, %d rolled back, 0 of them read); GTIDs around the DDL: %s, %s",
 		len(recs), len(want), len(gone), gtids[beforeDDL], gtids[afterDDL])
 	require.Equal(t, 0, r.stop(20*time.Second))
-	waitCheckpoint(t, e, "shapes", e.gtidBinlogPos())
+	e.waitCheckpoint("shapes", e.gtidPos())
 }
 
 // committedIDs returns the event ids in the outbox table.

@@ -35,7 +35,7 @@ func TestStallPastTransactionTimeout(t *testing.T) {
 	t.Logf("broker %s", e.brokerName())
 	const name = "stall"
 	txnID := relay.TransactionalID(name)
-	adm := kadm.NewClient(newKafkaClient(t, e))
+	adm := e.admin()
 	describe := func() kadm.DescribedTransaction {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

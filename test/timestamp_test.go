@@ -1,16 +1,12 @@
 package test
 
 import (
-	"context"
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/binlog-router/binlog-router/internal/checkpoint"
 )
 
 // TestRecordTimestampRefused: Apache Kafka refuses a record whose
@@ -38,8 +34,8 @@ func TestRecordTimestampRefused(t *testing.T) {
 		r := startRouter(t, e.args(name)...)
 		e.insertTx(first)
 		c.read(1, time.Minute)
-		beforeBad := e.gtidBinlogPos()
-		waitCheckpoint(t, e, name, beforeBad)
+		beforeBad := e.gtidPos()
+		e.waitCheckpoint(name, beforeBad)
 		tx, err := e.db.Begin()
 		require.NoError(t, err)
 		require.NoError(t, insertEvent(tx, mate))
@@ -58,9 +54,7 @@ func TestRecordTimestampRefused(t *testing.T) {
 			assert.Contains(t, stop, s)
 		}
 		assert.Empty(t, recordIDs(c.quiet(time.Second)), "nothing of the refused transaction or after it")
-		cp, err := checkpoint.Load(context.Background(), e.prefix+"_checkpoints", name, kafkaOpts(e)...)
-		require.NoError(t, err)
-		assert.Equal(t, beforeBad, cp.GTIDSet, "the checkpoint stays before the refused row's transaction")
+		assert.Equal(t, beforeBad, e.mustCheckpoint(name).GTIDSet, "the checkpoint stays before the refused row's transaction")
 	})
 
 	t.Run("dead-letter", func(t *testing.T) {
@@ -69,7 +63,7 @@ func TestRecordTimestampRefused(t *testing.T) {
 		got := c.read(2, time.Minute)
 		got = append(got, c.quiet(time.Second)...)
 		assert.ElementsMatch(t, []string{mate.ID, last.ID}, recordIDs(got), "the good rows once each")
-		letters := newConsumer(t, e.kafka.Brokers, "^"+strings.ReplaceAll(dlq, ".", `\.`)+"$").read(1, time.Minute)
+		letters := newConsumer(t, e.kafka.Brokers, exactTopic(dlq)).read(1, time.Minute)
 		require.Len(t, letters, 1)
 		id, _ := header(letters[0], "id")
 		kind, _ := header(letters[0], "error_kind")
@@ -79,7 +73,7 @@ func TestRecordTimestampRefused(t *testing.T) {
 		require.NoError(t, json.Unmarshal(letters[0].Value, &v))
 		assert.Contains(t, v["error"], "message.timestamp.after.max.ms")
 		assert.WithinDuration(t, time.Now(), letters[0].Timestamp, time.Minute, "the dead letter's own timestamp is the time it was diverted")
-		waitCheckpoint(t, e, name, e.gtidBinlogPos())
+		e.waitCheckpoint(name, e.gtidPos())
 		r.mustRun("after diverting the row")
 		t.Logf("router: %s", r.logLine("the brokers refused record timestamps"))
 		require.Equal(t, 0, r.stop(20*time.Second))

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
@@ -50,13 +49,13 @@ func commitsEpochBump(t *testing.T, e *env, n int) int {
 	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
 	e.writeEvents("Epoch", 1)
 	c.read(1, 60*time.Second)
-	waitCheckpoint(t, e, name, e.gtidBinlogPos())
+	e.waitCheckpoint(name, e.gtidPos())
 	before, err := describeTxn(e.kafka.Brokers, relay.TransactionalID(name))
 	require.NoError(t, err)
 	for range n {
 		e.writeEvents("Epoch", 1)
 		c.read(1, 60*time.Second)
-		waitCheckpoint(t, e, name, e.gtidBinlogPos())
+		e.waitCheckpoint(name, e.gtidPos())
 	}
 	after, err := describeTxn(e.kafka.Brokers, relay.TransactionalID(name))
 	require.NoError(t, err)
@@ -70,9 +69,7 @@ func commitsEpochBump(t *testing.T, e *env, n int) int {
 // brokers report it in ApiVersions; a feature at level 0 is not listed.
 func finalizedFeature(t testing.TB, brokers []string, name string) int16 {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	require.NoError(t, err)
-	defer cl.Close()
+	cl := kafkaClient(t, brokers)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)

@@ -2,6 +2,7 @@ package test
 
 import (
 	"fmt"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"strings"
 	"testing"
 	"time"
@@ -74,14 +75,14 @@ func TestAllowMissingTable(t *testing.T) {
 	}
 	got := c.read(len(ids), time.Minute)
 	assert.ElementsMatch(t, ids, recordIDs(got), "the table created after start is routed")
-	waitCheckpoint(t, e, "later", e.gtidBinlogPos())
-	before := e.gtidBinlogPos()
+	e.waitCheckpoint("later", e.gtidPos())
+	before := e.gtidPos()
 
 	e.exec("CREATE TABLE Events_Out LIKE outbox")
 	code := r.wait(time.Minute)
 	assert.Equal(t, 2, code, "a table with a close name stops the router")
 	assert.Contains(t, r.out.String(), "table shop.Events_Out, whose name is close to it")
-	assert.Equal(t, before, loadCheckpoint(t, e, "later"), "the checkpoint did not pass the CREATE")
+	assert.Equal(t, before, e.checkpointSet("later"), "the checkpoint did not pass the CREATE")
 	t.Logf("consumer read %d of %d rows of the late table; exit %d at the close name", len(got), len(ids), code)
 }
 
@@ -90,7 +91,7 @@ func TestAllowMissingTable(t *testing.T) {
 func TestStartValidated(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	e.writeEvents("Before", 2)
-	pos := e.gtidBinlogPos()
+	pos := e.gtidPos()
 	base := e.args("start")
 	for _, tc := range []struct {
 		start string
@@ -116,7 +117,8 @@ func TestStartValidated(t *testing.T) {
 	assert.Equal(t, 2, res.code, res.stderr)
 	res = cliRun(t, append([]string{"replay", "--dry-run", "--from-gtid", "garbage"}, base...)...)
 	assert.Equal(t, 2, res.code, res.stderr)
-	assert.Equal(t, "", loadCheckpointJSON(t, e, "start"), "nothing checkpointed")
+	_, err := e.checkpoint("start")
+	assert.ErrorIs(t, err, checkpoint.ErrCheckpointMissing, "nothing checkpointed")
 
 	// A valid set: the router publishes what comes after it.
 	r := startRouter(t, append(append([]string(nil), base...), "--start", "gtid:"+pos)...)
@@ -136,12 +138,8 @@ func TestStartEarliestAfterPurge(t *testing.T) {
 	purged := e.writeEvents("Purged", 3)
 	e.exec("FLUSH BINARY LOGS")
 	kept := e.writeEvents("Kept", 2)
-	var newest string
-	require.NoError(t, e.db.QueryRow("SHOW MASTER STATUS").Scan(&newest, new(any), new(any), new(any)))
-	eventually(t, 30*time.Second, "purging the binlogs before "+newest, func() bool {
-		e.exec("PURGE BINARY LOGS TO '" + newest + "'")
-		return binlogFiles(t, e) == 1
-	})
+	newest := e.newestBinlog()
+	e.purgeBinlogsTo(newest)
 
 	res := cliRun(t, append([]string{"replay", "--dry-run", "--from-gtid", ""}, e.args("earliest")...)...)
 	require.Equal(t, 0, res.code, res.stderr)
@@ -221,7 +219,8 @@ func TestExitCodes(t *testing.T) {
 		assert.Contains(t, out, tc.want, tc.cause)
 		t.Logf("%-40s exit %d", tc.cause, res.code)
 	}
-	assert.Equal(t, "", loadCheckpointJSON(t, e, "codes"), "no command above stored a checkpoint")
+	_, err := e.checkpoint("codes")
+	assert.ErrorIs(t, err, checkpoint.ErrCheckpointMissing, "no command above stored a checkpoint")
 
 	t.Run("SIGTERM", func(t *testing.T) {
 		r := startRouter(t, base...)
@@ -245,17 +244,12 @@ func TestExitCodes(t *testing.T) {
 	})
 
 	t.Run("checkpoint's binlog purged", func(t *testing.T) {
-		pos := gtidPos(t, e.db)
+		pos := e.gtidPos()
 		res := cliRun(t, cmd("checkpoint set", with("--name", "purged"), "--gtid", pos)...)
 		require.Equal(t, 0, res.code, res.stderr)
 		e.writeEvents("Purged", 2)
 		e.exec("FLUSH BINARY LOGS")
-		var newest string
-		require.NoError(t, e.db.QueryRow("SHOW MASTER STATUS").Scan(&newest, new(any), new(any), new(any)))
-		eventually(t, 30*time.Second, "purging the binlogs before "+newest, func() bool {
-			e.exec("PURGE BINARY LOGS TO '" + newest + "'")
-			return binlogFiles(t, e) == 1
-		})
+		e.purgeBinlogsTo(e.newestBinlog())
 		for _, command := range []string{"run", "validate"} {
 			res := cliRun(t, cmd(command, with("--name", "purged"))...)
 			out := res.stdout + res.stderr

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/devenv"
@@ -142,10 +141,10 @@ func TestValidateDefaultEnv(t *testing.T) {
 	assert.Contains(t, v.line("OK", "checkpoint"), "none")
 	assert.Less(t, v.took, 30*time.Second)
 
-	adm := kadm.NewClient(newKafkaClient(t, e))
-	topics, err := adm.ListTopics(context.Background(), e.prefix+"_checkpoints")
+	adm := e.admin()
+	topics, err := adm.ListTopics(context.Background(), e.checkpointTopic())
 	require.NoError(t, err)
-	assert.False(t, topics.Has(e.prefix+"_checkpoints"), "validate does not create the checkpoint topic")
+	assert.False(t, topics.Has(e.checkpointTopic()), "validate does not create the checkpoint topic")
 
 	t.Run("at-least-once has no transaction warning", func(t *testing.T) {
 		v := runValidate(t, nil, e.args("val", "--delivery", "at-least-once")...)
@@ -162,13 +161,8 @@ func TestValidateDefaultEnv(t *testing.T) {
 	t.Run("reads the router's checkpoint", func(t *testing.T) {
 		r := startRouter(t, e.args("val")...)
 		e.insertTx(newEvent("v-1", "Validated", `{}`))
-		pos := gtidPos(t, e.db)
-		eventually(t, 60*time.Second, "checkpoint at "+pos, func() bool {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			cp, err := checkpoint.Load(ctx, e.prefix+"_checkpoints", "val", kafkaOpts(e)...)
-			return err == nil && cp.GTIDSet == pos
-		})
+		pos := e.gtidPos()
+		e.waitCheckpoint("val", pos)
 		require.Equal(t, 0, r.stop(20*time.Second))
 
 		v := runValidate(t, nil, e.args("val")...)
@@ -329,7 +323,7 @@ func TestValidateOutboxTable(t *testing.T) {
 // checkpoint, or has more than one partition, fails with the fix.
 func TestValidateCheckpointTopic(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	adm := kadm.NewClient(newKafkaClient(t, e))
+	adm := e.admin()
 	ctx := context.Background()
 	create := func(topic string, partitions int32, policy string) {
 		resp, err := adm.CreateTopic(ctx, partitions, 1, map[string]*string{"cleanup.policy": &policy}, topic)
@@ -361,12 +355,12 @@ func TestValidateCheckpointTopic(t *testing.T) {
 func TestValidateRetentionAndPurge(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	e.insertTx(newEvent("r-1", "Kept", `{}`))
-	topic := e.prefix + "_checkpoints"
-	cl := newKafkaClient(t, e)
+	topic := e.checkpointTopic()
+	cl := e.kafkaClient()
 	resp, err := kadm.NewClient(cl).CreateTopic(context.Background(), 1, 1, map[string]*string{"cleanup.policy": ptr("compact")}, topic)
 	require.NoError(t, err)
 	require.NoError(t, resp.Err)
-	pos := gtidPos(t, e.db)
+	pos := e.gtidPos()
 	writeCheckpoint := func(name, set string, age time.Duration) {
 		t.Helper()
 		cp := checkpoint.Checkpoint{Name: name, GTIDSet: set, Flavor: "mariadb", ServerID: 1, Time: time.Now().Add(-age)}
@@ -402,16 +396,10 @@ func TestValidateRetentionAndPurge(t *testing.T) {
 	seq := gtidSeqs(t, pos)[0]
 	e.insertTx(newEvent("r-2", "Lost", `{}`))
 	e.insertTx(newEvent("r-3", "Lost", `{}`))
-	last := gtidPos(t, e.db)
+	last := e.gtidPos()
 	e.exec("FLUSH BINARY LOGS")
-	logs := binaryLogs(t, e)
-	newest := logs[len(logs)-1]
-	// MariaDB keeps a binlog until InnoDB has made its transactions
-	// durable (the binlog checkpoint), so PURGE may leave it at first.
-	eventually(t, 30*time.Second, "purging every binlog before "+newest, func() bool {
-		e.exec("PURGE BINARY LOGS TO '" + newest + "'")
-		return binaryLogs(t, e)[0] == newest
-	})
+	newest := e.newestBinlog()
+	e.purgeBinlogsTo(newest)
 
 	v = runValidate(t, nil, e.args("fresh")...)
 	assert.Equal(t, 3, v.code, "the checkpoint's binlog was purged: run would exit 3")
@@ -460,32 +448,6 @@ func TestValidateUnreachable(t *testing.T) {
 	assert.Less(t, v.took, 40*time.Second, "bounded by the per-check timeout")
 }
 
-func newKafkaClient(t testing.TB, e *env) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(kafkaOpts(e)...)
-	require.NoError(t, err)
-	t.Cleanup(cl.Close)
-	return cl
-}
-
-// binaryLogs lists the server's binlog files, oldest first.
-func binaryLogs(t testing.TB, e *env) []string {
-	t.Helper()
-	rows, err := e.db.Query("SHOW BINARY LOGS")
-	require.NoError(t, err)
-	defer rows.Close()
-	var files []string
-	for rows.Next() {
-		var name string
-		var size int64
-		require.NoError(t, rows.Scan(&name, &size))
-		files = append(files, name)
-	}
-	require.NoError(t, rows.Err())
-	require.NotEmpty(t, files)
-	return files
-}
-
 // closedAddr is a loopback address nothing listens on.
 func closedAddr(t testing.TB) string {
 	t.Helper()
@@ -523,7 +485,7 @@ func TestValidateThreeBrokers(t *testing.T) {
 	r := startRouter(t, args...)
 	e.writeEvents("Created", 2)
 	newConsumer(t, e.kafka.Brokers, e.topicRegex()).read(2, time.Minute)
-	waitCheckpoint(t, e, "val3", e.gtidBinlogPos())
+	e.waitCheckpoint("val3", e.gtidPos())
 	require.Equal(t, 0, r.stop(20*time.Second))
 	v = runValidate(t, nil, args...)
 	require.Equal(t, 0, v.code)
@@ -531,7 +493,7 @@ func TestValidateThreeBrokers(t *testing.T) {
 	assert.Contains(t, v.line("OK", "replication checkpoint topic"), e.prefix+"_checkpoints: replication factor 3, min.insync.replicas 2")
 	assert.Contains(t, v.line("OK", "replication transaction log"), "__transaction_state: replication factor 3, min.insync.replicas 2")
 
-	adm := kadm.NewClient(newKafkaClient(t, e))
+	adm := e.admin()
 	three := "3"
 	res, err := adm.CreateTopics(context.Background(), 1, 3, map[string]*string{"min.insync.replicas": &three}, e.prefix+".Strict")
 	require.NoError(t, err)

@@ -382,11 +382,11 @@ func TestValuesRefused(t *testing.T) {
 			assert.Equal(t, 1, code)
 			assert.Contains(t, r.out.String(), tt.want)
 			assert.Empty(t, c.quiet(time.Second), "nothing committed")
-			assert.Equal(t, "", loadCheckpoint(t, e, "refused-"+tt.table), "no checkpoint")
+			assert.Equal(t, "", e.checkpointSet("refused-"+tt.table), "no checkpoint")
 			v := runValidate(t, nil, args...)
 			assert.Equal(t, 1, v.code)
 			assert.NotEmpty(t, v.line("FAIL", "outbox column types shop."+tt.table))
-			t.Logf("stop: %s", lineWith(r.out.String(), tt.want))
+			t.Logf("stop: %s", r.logLine(tt.want))
 		})
 	}
 }

@@ -12,8 +12,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/binlog-router/binlog-router/internal/checkpoint"
 )
 
 // xaSession runs statements on one connection and then drops it.
@@ -165,9 +163,9 @@ func TestXATransactions(t *testing.T) {
 	e.barrier(t, col, r)
 	seen, _ := countIDs(col, committed)
 	assert.Equal(t, 0, seen, "rows of a prepared XA transaction published before its commit")
-	prepGTID := gtidPos(t, e.db)
+	prepGTID := e.gtidPos()
 	e.xaSession(t, "XA COMMIT 'xa-commit'")
-	commitGTID := gtidPos(t, e.db)
+	commitGTID := e.gtidPos()
 	wait("the committed XA rows", func() bool { n, _ := countIDs(col, committed); return n == 3 })
 
 	// Rolled back after prepare: never.
@@ -213,18 +211,8 @@ func TestXATransactions(t *testing.T) {
 	t.Logf("read_committed consumer: %s", v)
 	assert.Zero(t, v.Lost+v.Duplicated+v.Unknown+v.Disordered, v.String())
 	require.Equal(t, 0, r.stop(30*time.Second))
-	cp := loadCheckpointValue(t, e, "xa")
+	cp := e.mustCheckpoint("xa")
 	assert.Empty(t, cp.XAPrepared, "no XA transaction is still prepared")
-}
-
-// loadCheckpointValue returns the stored checkpoint.
-func loadCheckpointValue(t testing.TB, e *env, name string) *checkpoint.Checkpoint {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cp, err := checkpoint.Load(ctx, e.prefix+"_checkpoints", name, kafkaOpts(e)...)
-	require.NoError(t, err)
-	return cp
 }
 
 // TestXARestartBetweenPrepareAndCommit stops the router (SIGKILL and
@@ -240,13 +228,8 @@ func TestXARestartBetweenPrepareAndCommit(t *testing.T) {
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
 	caughtUp := func(what string) {
 		t.Helper()
-		pos := gtidPos(t, e.db)
-		eventually(t, time.Minute, what, func() bool {
-			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-			defer cancel()
-			cp, err := checkpoint.Load(ctx, e.prefix+"_checkpoints", name, kafkaOpts(e)...)
-			return err == nil && cp.GTIDSet == pos || !r.running()
-		})
+		pos := e.gtidPos()
+		eventually(t, time.Minute, what, func() bool { return e.checkpointAt(name, pos) || !r.running() })
 		r.mustRun(what)
 	}
 	var rolledBack, committed []string
@@ -255,7 +238,7 @@ func TestXARestartBetweenPrepareAndCommit(t *testing.T) {
 	// Prepared, checkpoint past the prepare, killed; committed while down.
 	e.xaRows(t, "'down-commit'", "down-commit", 5, false)
 	caughtUp("checkpoint past the prepare")
-	cp := loadCheckpointValue(t, e, name)
+	cp := e.mustCheckpoint(name)
 	require.Len(t, cp.XAPrepared, 1, "the checkpoint carries the prepared transaction")
 	t.Logf("checkpoint %s carries %+v", cp.GTIDSet, cp.XAPrepared)
 	r.kill()
@@ -308,7 +291,7 @@ func TestXARestartBetweenPrepareAndCommit(t *testing.T) {
 	assert.Zero(t, v.Lost+v.Duplicated+v.Unknown+v.Disordered, v.String())
 	seen, _ := countIDs(col, rolledBack)
 	assert.Zero(t, seen, "rows of rolled back XA transactions")
-	assert.Empty(t, loadCheckpointValue(t, e, name).XAPrepared)
+	assert.Empty(t, e.mustCheckpoint(name).XAPrepared)
 }
 
 // TestXALargePrepared commits a prepared XA transaction of 20,000 rows
@@ -364,34 +347,20 @@ func TestXAPreparedBinlogPurged(t *testing.T) {
 	ids := e.xaRows(t, "'order-42'", "purged", 4, false)
 	e.barrier(t, col, r)
 	require.Equal(t, 0, r.stop(30*time.Second))
-	cp := loadCheckpointValue(t, e, name)
+	cp := e.mustCheckpoint(name)
 	require.Len(t, cp.XAPrepared, 1)
 
 	e.exec("FLUSH BINARY LOGS")
-	var newest string
-	require.NoError(t, e.db.QueryRow("SHOW MASTER STATUS").Scan(&newest, new(any), new(any), new(any)))
-	eventually(t, 30*time.Second, "the stopped router's dump thread to end", func() bool {
-		var n int
-		return e.db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'").Scan(&n) == nil && n == 0
-	})
-	eventually(t, 30*time.Second, "purging the binlogs before "+newest, func() bool {
-		e.exec(fmt.Sprintf("PURGE BINARY LOGS TO '%s'", newest))
-		var oldest string
-		require.NoError(t, e.db.QueryRow("SHOW BINARY LOGS").Scan(&oldest, new(any)))
-		return oldest == newest
-	})
+	newest := e.newestBinlog()
+	e.waitBinlogDumpsGone()
+	e.purgeBinlogsTo(newest)
 	e.xaSession(t, "XA COMMIT 'order-42'")
 	after := newEvent("after", "After", `{"seq":1}`)
 	e.insertTx(after)
 
 	r.restart()
 	code := r.wait(time.Minute)
-	var stopLine string
-	for _, line := range strings.Split(r.out.String(), "\n") {
-		if strings.Contains(line, "binlog-router stopped") {
-			stopLine = line
-		}
-	}
+	stopLine := r.lastLogLine("binlog-router stopped")
 	t.Logf("exit code %d; router's last words: %s", code, stopLine)
 	assert.Equal(t, 3, code, "exit code for a purged binlog")
 	assert.Contains(t, stopLine, "XA transaction 'order-42'", "the error names the XID")
@@ -422,12 +391,7 @@ func TestXACommitOfUnknownPrepare(t *testing.T) {
 	after := newEvent("after", "After", `{"seq":1}`)
 	e.insertTx(after)
 	code := r.wait(time.Minute)
-	var stopLine string
-	for _, line := range strings.Split(r.out.String(), "\n") {
-		if strings.Contains(line, "binlog-router stopped") {
-			stopLine = line
-		}
-	}
+	stopLine := r.lastLogLine("binlog-router stopped")
 	t.Logf("exit code %d; router's last words: %s", code, stopLine)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stopLine, "XA transaction 'before-start'")
