@@ -190,16 +190,11 @@ func (w *dbzWorld) live(ctx context.Context, o *options, s dbzSetup) (dbzLive, e
 		return st, err
 	}
 	defer cons.Stop()
-	db, err := e.maria.DB(benchDB)
+	db, err := openLivePool(ctx, e, o)
 	if err != nil {
 		return st, err
 	}
 	defer db.Close()
-	db.SetMaxOpenConns(o.LiveConns)
-	db.SetMaxIdleConns(o.LiveConns)
-	if err := warmPool(ctx, db, o.LiveConns); err != nil {
-		return st, err
-	}
 	gen := newEventGen(o.Seed, uint64(3000+e.serverID()), 1000, o.PayloadBytes, 0.1)
 	warm := []outboxEvent{gen.next()}
 	if _, err := db.ExecContext(ctx, string(appendOutboxInsert(nil, warm))); err != nil {

@@ -61,16 +61,11 @@ func runLive(ctx context.Context, e *env, o *options) (liveStage, error) {
 		return st, err
 	}
 	defer cons.Stop()
-	db, err := e.maria.DB(benchDB)
+	db, err := openLivePool(ctx, e, o)
 	if err != nil {
 		return st, err
 	}
 	defer db.Close()
-	db.SetMaxOpenConns(o.LiveConns)
-	db.SetMaxIdleConns(o.LiveConns)
-	if err := warmPool(ctx, db, o.LiveConns); err != nil {
-		return st, err
-	}
 
 	p, err := startRouter(e.routerBin, e.routerArgs(r), o.RouterEnv, filepath.Join(e.tmp, r.Name+".log"))
 	if err != nil {
@@ -167,4 +162,20 @@ func measureRate(ctx context.Context, e *env, o *options, db *sql.DB, gen *event
 	res.Received = len(lat)
 	res.Latency, res.InsertTime, res.StartLag = summarise(lat), summarise(ins), summarise(lag)
 	return res
+}
+
+// openLivePool opens the load generator's o.LiveConns connections to the
+// benchmark database, all of them connected before it returns.
+func openLivePool(ctx context.Context, e *env, o *options) (*sql.DB, error) {
+	db, err := e.maria.DB(benchDB)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(o.LiveConns)
+	db.SetMaxIdleConns(o.LiveConns)
+	if err := warmPool(ctx, db, o.LiveConns); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }
