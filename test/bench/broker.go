@@ -67,16 +67,17 @@ func startApacheSide(ctx context.Context, o *options) (*kafkaSide, error) {
 
 // startApache starts the benchmark's Apache Kafka node: its JVM settings,
 // every topic with o.Partitions partitions, records up to the benchmark's
-// largest row.
+// largest row, and o.KafkaProps.
 func startApache(ctx context.Context, o *options) (*devenv.ApacheKafka, error) {
-	a, err := devenv.StartApacheKafka(ctx, devenv.ApacheKafkaConfig{
-		Heap:     apacheHeap,
-		JVMFlags: apacheJVMFlags,
-		Props: map[string]string{
-			"num.partitions":    strconv.Itoa(o.Partitions),
-			"message.max.bytes": strconv.Itoa(brokerMessageMaxBytes(o)),
-		},
-	})
+	props := map[string]string{
+		"num.partitions":    strconv.Itoa(o.Partitions),
+		"message.max.bytes": strconv.Itoa(brokerMessageMaxBytes(o)),
+	}
+	for _, kv := range o.KafkaProps {
+		k, v, _ := strings.Cut(kv, "=")
+		props[k] = v
+	}
+	a, err := devenv.StartApacheKafka(ctx, devenv.ApacheKafkaConfig{Heap: apacheHeap, JVMFlags: apacheJVMFlags, Props: props})
 	if err != nil {
 		return nil, fmt.Errorf("starting Apache Kafka: %w", err)
 	}

@@ -24,6 +24,7 @@ type machine struct {
 	Revision   string  `json:"revision"` // git describe --always --dirty of the tree the router was built from
 	RouterEnv  string  `json:"router_env,omitempty"`
 	RouterArgs string  `json:"router_args,omitempty"`
+	KafkaProps string  `json:"kafka_props,omitempty"`
 }
 
 func describeMachine(ctx context.Context, e *env, o *options) machine {
@@ -39,6 +40,7 @@ func describeMachine(ctx context.Context, e *env, o *options) machine {
 		BrokerCPU:  e.kafka.CPUName,
 		RouterEnv:  strings.Join(o.RouterEnv, ","),
 		RouterArgs: strings.Join(o.RouterArgs, ","),
+		KafkaProps: strings.Join(o.KafkaProps, ","),
 	}
 	if kb, err := strconv.ParseFloat(strings.Fields(procField("/proc/meminfo", "MemTotal") + " 0")[0], 64); err == nil {
 		m.MemoryGiB = kb / (1 << 20)

@@ -39,6 +39,7 @@ type options struct {
 	RouterArgs   []string      // extra flags of every router run (e.g. --kafka-timeout=24h)
 	Runs         int           // repetitions of the raw limits and the catch-ups (best is reported)
 	Kafka        string        // the broker: kfake (default, its own process) or apache (a private Apache Kafka node)
+	KafkaProps   []string      // extra KEY=VALUE server properties of every Apache Kafka node
 	Quick        bool
 }
 
@@ -96,6 +97,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.Runs, "runs", o.Runs, "repetitions of the raw limits and the catch-ups; the fastest run is reported, the median beside it")
 	fs.Var((*stringList)(&o.RouterArgs), "router-args", "extra flags of every router run, comma separated (e.g. --kafka-timeout=24h)")
 	fs.StringVar(&o.Kafka, "kafka", o.Kafka, "the broker: kfake, or apache for a private Apache Kafka node (needs java and mvn; the jars are fetched once, see make kafka-jars)")
+	fs.Var((*stringList)(&o.KafkaProps), "kafka-props", "extra KEY=VALUE server properties of the Apache Kafka nodes (-kafka=apache and the debezium stage), comma separated (e.g. add.partitions.to.txn.retry.backoff.ms=2)")
 	fs.BoolVar(&o.Quick, "quick", o.Quick, "shrink every size about 10x (sizes set explicitly are kept)")
 }
 
@@ -155,6 +157,11 @@ func (o *options) validate() error {
 	for _, kv := range o.RouterEnv {
 		if !strings.Contains(kv, "=") {
 			errs = append(errs, fmt.Errorf("-router-env %q: want KEY=VALUE", kv))
+		}
+	}
+	for _, kv := range o.KafkaProps {
+		if !strings.Contains(kv, "=") {
+			errs = append(errs, fmt.Errorf("-kafka-props %q: want KEY=VALUE", kv))
 		}
 	}
 	return errors.Join(errs...)

@@ -134,6 +134,9 @@ func (r *results) printTable(w io.Writer) error {
 	if m.RouterArgs != "" || m.RouterEnv != "" {
 		fmt.Fprintf(w, "router started with extra flags %q, environment %q\n", m.RouterArgs, m.RouterEnv)
 	}
+	if m.KafkaProps != "" {
+		fmt.Fprintf(w, "Apache Kafka started with extra properties %q\n", m.KafkaProps)
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "measurement\tvalue\ttarget\tresult")
