@@ -14,6 +14,10 @@
 //     read_committed isolation up to the last stable offset: records of
 //     open or aborted transactions are never returned. It returns
 //     ErrCheckpointMissing when the name has none.
+//   - Write stores one record (a checkpoint or a Tombstone) in its own
+//     transaction of the router's transactional id, fencing a running
+//     exactly-once router of that id, and returns once Load sees it (the
+//     partition's last stable offset is past it).
 //   - XAPrepared lists the XA transactions prepared within GTIDSet and not
 //     yet committed or rolled back, with the binlog position of each prepare
 //     group: the only way a restarted router finds their rows again.
