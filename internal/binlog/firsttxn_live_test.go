@@ -20,7 +20,7 @@ import (
 // position as SHOW BINLOG EVENTS gives it.
 func TestFirstTxnLive(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts mariadbd")
+		t.Skip("-short: starts mariadbd (runs in make test)")
 	}
 	m := devenv.NewMariaDB(t, devenv.MariaDBConfig{})
 	db := devenv.CreateDatabase(t, m, "shop")

@@ -21,7 +21,7 @@ import (
 func newLimitsCluster(t *testing.T, opts ...kfake.Opt) *kfake.Cluster {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("starts an in-process kfake cluster")
+		t.Skip("-short: starts an in-process kfake cluster (runs in make test)")
 	}
 	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation()}, opts...)...)
 	if err != nil {
