@@ -67,23 +67,33 @@ func TestDebeziumCutover(t *testing.T) {
 	before = col.distinct()
 	eventually(t, 3*time.Minute, "debezium publishes 300 new rows", func() bool { return col.distinct() >= before+300 })
 
+	offset, err := checkpoint.ParseDebeziumOffset(offsets)
+	require.NoError(t, err)
+	rows, txns, allowed, v := cutoverDelivery(t, load, col, offset, published)
+	t.Logf("cut-over: %d rows committed in %d transactions; debezium published %d before it stopped, %d of them after its committed offset; %s",
+		rows, txns, len(published), len(allowed), v)
+}
+
+// cutoverDelivery stops the load, waits until the collector has read every
+// row it committed, and judges the delivery: the rows Debezium published
+// after its committed offset may come twice. It returns the rows and
+// transactions committed, those rows, and the verdict.
+func cutoverDelivery(t *testing.T, load *dbzLoad, col *collector, offset checkpoint.DebeziumOffset, published map[string]bool) (rows, txns int, allowed map[string]bool, v verdict) {
+	t.Helper()
 	load.stop()
-	txns, lerr := load.committed()
-	require.NoError(t, lerr, "the load")
+	committed, err := load.committed()
+	require.NoError(t, err, "the load")
 	want := map[string]outboxRow{}
-	for _, txn := range txns {
+	for _, txn := range committed {
 		for _, row := range txn.Rows {
 			want[row.ID] = row
 		}
 	}
 	col.waitAll(t, want, 3*time.Minute)
 	got := col.settle(t, 3*time.Second)
-	offset, err := checkpoint.ParseDebeziumOffset(offsets)
-	require.NoError(t, err)
-	allowed := publishedAfter(t, txns, offset, published)
-	v := checkDelivery(t, want, got, func(d delivered) bool { return allowed[d.ID] })
-	t.Logf("cut-over: %d rows committed in %d transactions; debezium published %d before it stopped, %d of them after its committed offset; %s",
-		len(want), len(txns), len(published), len(allowed), v)
+	allowed = publishedAfter(t, committed, offset, published)
+	v = checkDelivery(t, want, got, func(d delivered) bool { return allowed[d.ID] })
+	return len(want), len(committed), allowed, v
 }
 
 // readAllPublished waits until the collector has read every record now in
@@ -251,21 +261,9 @@ func TestDebeziumCutoverAfterCrash(t *testing.T) {
 	eventually(t, 3*time.Minute, "the router publishes 200 new rows", func() bool { return col.distinct() >= before+200 || !r.running() })
 	r.mustRun("cut-over after a crash")
 
-	load.stop()
-	txns, lerr := load.committed()
-	require.NoError(t, lerr, "the load")
-	want := map[string]outboxRow{}
-	for _, txn := range txns {
-		for _, row := range txn.Rows {
-			want[row.ID] = row
-		}
-	}
-	col.waitAll(t, want, 3*time.Minute)
-	got := col.settle(t, 3*time.Second)
-	allowed := publishedAfter(t, txns, offset, published)
-	v := checkDelivery(t, want, got, func(d delivered) bool { return allowed[d.ID] })
+	rows, txns, allowed, v := cutoverDelivery(t, load, col, offset, published)
 	require.Equal(t, len(allowed), v.Duplicated, "every row published after the committed offset is published again, once")
 	require.Equal(t, 0, r.stop(30*time.Second))
 	t.Logf("cut-over after a crash: %d rows committed in %d transactions; debezium published %d before it died, %d of them after its committed offset (event %d, row %d); %s",
-		len(want), len(txns), len(published), len(allowed), offset.Event, offset.Row, v)
+		rows, txns, len(published), len(allowed), offset.Event, offset.Row, v)
 }
