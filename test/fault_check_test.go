@@ -157,7 +157,8 @@ func checkDelivery(t testing.TB, want map[string]outboxRow, got []delivered, dup
 	t.Helper()
 	v := verdict{Events: len(want), Records: len(got)}
 	seen := map[string]int{}
-	last := map[string]int{} // topic/key -> last sequence number
+	first := map[string]delivered{} // event id -> its first record
+	last := map[string]int{}        // topic/key -> last sequence number
 	var lost, unknown, dups, disorder, wrong []string
 	for _, d := range got {
 		row, ok := want[d.ID]
@@ -173,10 +174,12 @@ func checkDelivery(t testing.TB, want map[string]outboxRow, got []delivered, dup
 		if seen[d.ID] > 1 {
 			v.Duplicated++
 			if dupOK == nil || !dupOK(d) {
-				dups = append(dups, fmt.Sprintf("%s (%s/%d@%d, gtid %s)", d.ID, d.Topic, d.Partition, d.Offset, d.GTID))
+				f := first[d.ID]
+				dups = append(dups, fmt.Sprintf("%s (%s/%d@%d, first at %d@%d, gtid %s)", d.ID, d.Topic, d.Partition, d.Offset, f.Partition, f.Offset, d.GTID))
 			}
 			continue
 		}
+		first[d.ID] = d
 		k := d.Topic + "/" + d.Key
 		if p, ok := last[k]; ok && d.Seq <= p {
 			v.Disordered++

@@ -22,23 +22,15 @@ func Load(ctx context.Context, topic, name string, opts ...kgo.Opt) (*Checkpoint
 		return nil, err
 	}
 	defer adm.Close()
-	ends, err := kadm.NewClient(adm).ListCommittedOffsets(ctx, topic)
+	end, err := partitionOffset(ctx, kadm.NewClient(adm).ListCommittedOffsets, topic)
 	if err != nil {
-		return nil, fmt.Errorf("reading end of checkpoint topic %q: %w", topic, acl.Hint(err, "READ", acl.Topic(topic)))
+		return nil, err
 	}
-	starts, err := kadm.NewClient(adm).ListStartOffsets(ctx, topic)
+	start, err := partitionOffset(ctx, kadm.NewClient(adm).ListStartOffsets, topic)
 	if err != nil {
-		return nil, fmt.Errorf("reading start of checkpoint topic %q: %w", topic, acl.Hint(err, "READ", acl.Topic(topic)))
+		return nil, err
 	}
-	end, ok := ends.Lookup(topic, 0)
-	if !ok || end.Err != nil {
-		if ok {
-			err = end.Err
-		}
-		return nil, fmt.Errorf("checkpoint topic %q has no partition 0: %v", topic, err)
-	}
-	start, _ := starts.Lookup(topic, 0)
-	if end.Offset <= start.Offset {
+	if end <= start {
 		return nil, fmt.Errorf("%w for %q in topic %q", ErrCheckpointMissing, name, topic)
 	}
 
@@ -68,7 +60,7 @@ func Load(ctx context.Context, topic, name string, opts ...kgo.Opt) (*Checkpoint
 			if !r.Attrs.IsControl() && string(r.Key) == name {
 				last = r.Value
 			}
-			if r.Offset >= end.Offset-1 {
+			if r.Offset >= end-1 {
 				done = true
 			}
 		})

@@ -118,7 +118,7 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 	})
 	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "errors_total",
-		Help: "Errors by kind: row error kinds, outbox_update, produce, commit, kafka_group.",
+		Help: "Errors by kind: row error kinds, outbox_update, produce, commit, kafka_group, checkpoint_behind.",
 	}, []string{"kind"})
 	m.deadLetters = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "dead_letters_total",

@@ -35,7 +35,7 @@ func (r *Relay) commit(ctx context.Context) (err error) {
 			return err
 		}
 		if err := r.out.Commit(ctx); err != nil {
-			return fmt.Errorf("committing Kafka transaction with checkpoint %s: %w", r.pending, err)
+			return &commitError{fmt.Errorf("committing Kafka transaction with checkpoint %s: %w", r.pending, err)}
 		}
 	default:
 		// The checkpoint follows the records it covers only once they are
@@ -110,3 +110,10 @@ func (r *Relay) checkpoint() *checkpoint.Checkpoint {
 		XAPrepared: preparedTo(r.pendingXA),
 	}
 }
+
+// commitError is a failed EndTransaction(commit): Kafka may have
+// committed or not (errCommitUnknown), which the next session learns.
+type commitError struct{ err error }
+
+func (e *commitError) Error() string   { return e.err.Error() }
+func (e *commitError) Unwrap() []error { return []error{e.err, errCommitUnknown} }

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -20,7 +21,10 @@ type kafka interface {
 	// and checks that it is compacted.
 	ensureCheckpointTopic(ctx context.Context) error
 	// loadCheckpoint returns the router's latest committed checkpoint, or
-	// an error wrapping checkpoint.ErrCheckpointMissing.
+	// an error wrapping checkpoint.ErrCheckpointMissing. Called after the
+	// producer's Init, it first waits until every transaction that wrote
+	// to the checkpoint partition before it has ended there
+	// (checkpoint.LoadSettled).
 	loadCheckpoint(ctx context.Context) (*checkpoint.Checkpoint, error)
 	// newLimits creates the session's record batch limits (limits.go);
 	// close them when the session ends.
@@ -50,7 +54,7 @@ func (b brokers) ensureCheckpointTopic(ctx context.Context) error {
 }
 
 func (b brokers) loadCheckpoint(ctx context.Context) (*checkpoint.Checkpoint, error) {
-	return checkpoint.Load(ctx, b.cfg.CheckpointTopic, b.cfg.Name, b.cfg.Kafka...)
+	return checkpoint.LoadSettled(ctx, b.cfg.CheckpointTopic, b.cfg.Name, settleWait(b.cfg.TransactionTimeout), b.cfg.Kafka...)
 }
 
 // newLimits reads the limits with a client of its own (DescribeConfigs,
@@ -89,3 +93,11 @@ func producerConfig(cfg *Config, log zerolog.Logger) txnproducer.Config {
 	}
 	return pc
 }
+
+// settleWait is how long a session waits for the checkpoint partition's
+// open transactions to end before it reads the checkpoint: its own
+// previous transaction ends as soon as its markers are written, another
+// router's sharing the topic at most at its transaction timeout, which
+// Apache Kafka enforces within
+// transaction.abort.timed.out.transaction.cleanup.interval.ms (10 s).
+func settleWait(txnTimeout time.Duration) time.Duration { return txnTimeout + 15*time.Second }

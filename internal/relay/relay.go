@@ -52,6 +52,7 @@ type Relay struct {
 	overran  atomic.Bool // the stop passed ShutdownTimeout
 	commits  int         // commit points in this active session
 	progress func()      // called when Kafka took a commit or nothing waits
+	known    outcomes    // what earlier sessions of runRetrying know of their commits
 	events   uint64
 
 	ts timestampGuard // rows whose record timestamps the brokers refused
@@ -174,6 +175,9 @@ func (r *Relay) runActive(ctx context.Context) error {
 	}
 	start, cp, err := r.startPosition(ctx)
 	if err != nil {
+		return err
+	}
+	if err := r.checkOutcomes(&r.known, start); err != nil {
 		return err
 	}
 	r.committed, r.pending = start, start.Clone()

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/txnproducer"
 )
 
@@ -23,8 +24,10 @@ func (r *Relay) runRetrying(ctx context.Context) error {
 	backoff := 250 * time.Millisecond
 	var failingSince time.Time
 	worked := false // a session of this process has committed
+	r.known = outcomes{}
 	for {
 		err := r.runActive(ctx)
+		r.sessionEnded(&r.known, err)
 		worked = worked || r.commits > 0
 		if errors.Is(err, kerr.InvalidTimestamp) && ctx.Err() == nil {
 			if n := r.ts.judge(ctx, r.cfg.Kafka, time.Now()); n > 0 {
@@ -81,6 +84,8 @@ func retriableKafka(err error) bool {
 	switch {
 	case errors.Is(err, ErrTransactionTimedOut):
 		return true // the broker aborted it; a new session resumes
+	case errors.Is(err, checkpoint.ErrUnsettled), errors.Is(err, ErrCheckpointBehind):
+		return true // the next session reads the checkpoint again, until KafkaTimeout
 	case errors.Is(err, ErrFenced), errors.Is(err, ErrShutdownTimeout), errors.Is(err, ErrKafkaStalled):
 		return false
 	}
