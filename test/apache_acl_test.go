@@ -15,7 +15,7 @@ import (
 )
 
 // aclGrant is one ACL binding of the router's principal: one operation on
-// one resource, as the README lists them.
+// one resource, as docs/grants.md lists them.
 type aclGrant struct {
 	op       kadm.ACLOperation
 	kind     string // "topic", "group", "transactional-id", "cluster"
@@ -65,7 +65,7 @@ type aclWorld struct {
 	auth     []string // the router's SASL_SSL flags
 }
 
-// readmeGrants are the ACLs the README lists for the router's principal,
+// readmeGrants are the ACLs docs/grants.md lists for the router's principal,
 // for this world's names.
 func (w *aclWorld) readmeGrants() []aclGrant {
 	return []aclGrant{
@@ -260,7 +260,7 @@ func (w *aclWorld) cli(args ...string) aclOutcome {
 	return o
 }
 
-// aclCase is one ACL of the README's list taken away.
+// aclCase is one ACL of docs/grants.md's list taken away.
 type aclCase struct {
 	grant func(w *aclWorld) aclGrant
 	fresh bool     // run before anything created the world's topics (a CREATE)
@@ -270,7 +270,7 @@ type aclCase struct {
 }
 
 // TestApacheACLs: on Apache Kafka with StandardAuthorizer, the router's
-// principal granted exactly the README's ACLs runs exactly-once,
+// principal granted exactly the ACLs of docs/grants.md runs exactly-once,
 // at-least-once, with --ha and with dead letters, replays, and shows, sets
 // and resets its checkpoint. Then each ACL is taken away in turn: every
 // command that needs it fails within aclWait with an error that names the

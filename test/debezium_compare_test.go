@@ -229,9 +229,9 @@ func partitionOrder(recs []*kgo.Record) map[string][]string {
 //
 // With the configuration a migration keeps (StringConverter, no JSON
 // expansion) topic, partition, key and value bytes and the id header are
-// identical. The differences, each documented in the README's migration
-// guide: the router adds the headers event_type, aggregate_type and
-// binlog_gtid; the record timestamp is the transaction's commit time on the
+// identical. The differences, each documented in the migration guide
+// (docs/debezium-migration.md): the router adds the headers event_type,
+// aggregate_type and binlog_gtid; the record timestamp is the transaction's commit time on the
 // router and the time Debezium processed the event on Debezium. With JSON
 // expansion (outbox-connector-json.json) Debezium rewrites the payload
 // (compact, numbers re-printed, scalar payloads kept as escaped strings);

@@ -18,7 +18,7 @@ import (
 var dbzTopics = []string{"outbox.event.order", "outbox.event.customer", "outbox.event.payment"}
 
 // TestDebeziumCutover replaces a running Debezium with the router the way
-// the README's migration guide does, while the application inserts outbox
+// the migration guide (docs/debezium-migration.md) does, while the application inserts outbox
 // rows all along: Debezium publishes, is stopped (PUT
 // /connectors/outbox/stop), its committed offset is read from Kafka
 // Connect's REST API as a user copies it, `checkpoint set
@@ -186,8 +186,8 @@ func dbzRowsDone(txn dbzTxn, events, rows int64) int {
 
 // TestDebeziumCutoverAfterCrash takes over from a Debezium whose worker
 // died (SIGKILL) while it published a large transaction: its committed
-// offset, read from the Connect offsets topic with kcat as the README
-// says, lies inside that transaction, behind what it had published. The
+// offset, read from the Connect offsets topic with kcat as the migration
+// guide says, lies inside that transaction, behind what it had published. The
 // router republishes exactly the rows Debezium published after that
 // offset (duplicates with the same id) and loses none. The worker commits
 // offsets every second here, so that one lands inside the transaction.

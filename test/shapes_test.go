@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestTransactionShapes writes each transaction shape of the README's
-// catalogue (except XA and the transaction larger than one Kafka
-// transaction, tested on their own) while the router runs, and checks by
+// TestTransactionShapes writes each transaction shape of
+// docs/transaction-shapes.md (except XA and the transaction larger than
+// one Kafka transaction, tested on their own) while the router runs, and checks by
 // event_id what a read_committed consumer reads: exactly the outbox rows
 // the database committed, each once.
 func TestTransactionShapes(t *testing.T) {

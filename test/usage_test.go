@@ -158,7 +158,7 @@ func TestStartEarliestAfterPurge(t *testing.T) {
 	require.Equal(t, 0, r.stop(20*time.Second))
 }
 
-// TestExitCodes brings about each cause of the README's "Exit codes" for
+// TestExitCodes brings about each cause of docs/exit-codes.md for
 // real and checks the code of every command it concerns: 0 a clean stop or
 // done, 1 any other error, 2 bad usage or configuration (flags, outbox
 // tables, --start, GTID sets, server settings), 3 the checkpoint's binlog

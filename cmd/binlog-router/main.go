@@ -13,7 +13,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/validate"
 )
 
-// Exit codes, one per cause (README, "Exit codes").
+// Exit codes, one per cause (docs/exit-codes.md).
 const (
 	exitOK     = 0 // stopped cleanly, or the command did what it was asked
 	exitFatal  = 1 // any other error: connection, Kafka, a row the router must stop before, ...

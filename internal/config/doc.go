@@ -33,8 +33,8 @@
 // its name (which is also its file key and, through EnvName, its
 // environment variable), default, usage, destination field in Config and
 // the commands that take it. Register registers a command's flags from
-// it, Default builds the defaults from it, and TestFlagTableMatchesREADME
-// checks it against the README's flag tables. Replay takes the flags of
+// it, Default builds the defaults from it, and TestFlagTablesMatchDocs
+// checks it against the flag tables of docs/. Replay takes the flags of
 // the live pipeline (--start, --ha, ...) only so that the router's command
 // line can be reused; its -h marks them as ignored.
 //

@@ -48,8 +48,8 @@ const ignoredPrefix = "(a flag of run, ignored here) "
 // flagSpec is one entry of the flag table: the flag --name, its
 // environment variable EnvName(name) and its config-file key name, with
 // its default, usage, destination in Config and the commands that take
-// it. The flag package prints the default in -h and the README's flag
-// tables state it (TestFlagTableMatchesREADME).
+// it. The flag package prints the default in -h and the flag tables of
+// docs/ state it (TestFlagTablesMatchDocs).
 type flagSpec struct {
 	name  string
 	usage string
@@ -58,7 +58,7 @@ type flagSpec struct {
 	// router's command line can be reused, and do nothing with it; their
 	// -h says so.
 	ignores Command
-	// doc is the default as the README states it, when the flag's own
+	// doc is the default as docs/ states it, when the flag's own
 	// default ("") stands for one computed later ("from preset"); "" when
 	// the flag's default is the value itself.
 	doc string
@@ -129,7 +129,7 @@ func (f flagSpec) ignoredBy(cmds Command) flagSpec {
 	return f
 }
 
-// documented sets the default the README states for f.
+// documented sets the default docs/ states for f.
 func (f flagSpec) documented(def string) flagSpec {
 	f.doc = def
 	return f

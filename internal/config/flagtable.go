@@ -12,7 +12,7 @@ import (
 // flagTable is every flag of every command, written once: name,
 // commands, default, usage and destination. Register, ApplyEnv and the
 // config file take the flags from it, Default its defaults, and
-// TestFlagTableMatchesREADME checks it against the README's flag tables.
+// TestFlagTablesMatchDocs checks it against the flag tables of docs/.
 // A new flag is one entry here, a field of Config and its use.
 var flagTable = []flagSpec{
 	// Where the source and the brokers are, and which router this is.
@@ -114,6 +114,6 @@ var flagTable = []flagSpec{
 	flagOf(CmdSchema, "table", "outbox", "table name, optionally db.table", func(c *Config) *string { return &c.Schema.Table }),
 }
 
-// fromPreset is the README's default of the --column-* flags: "" takes
+// fromPreset is the documented default of the --column-* flags: "" takes
 // the preset's column.
 const fromPreset = "from preset"

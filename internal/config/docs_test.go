@@ -2,8 +2,10 @@ package config
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,25 +16,26 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readmeFlagRow is one flag of a row of a README flag table.
-type readmeFlagRow struct {
+// docFlagRow is one flag of a row of a documented flag table.
+type docFlagRow struct {
 	flag string // without the dashes; may end in * (--column-*)
 	def  string // the default cell's text for this flag, backticks removed
-	line int
+	at   string // file:line of the row
 }
 
-var readmeFlagRE = regexp.MustCompile("`--([a-z0-9*-]+)`")
+var docFlagRE = regexp.MustCompile("`--([a-z0-9*-]+)`")
 
-// readmeFlagTables returns the flags of the README's flag tables: the
-// tables whose first two header cells are "flag" (or "setting") and
-// "default". A default cell "see Memory" defers to another table; a cell
-// of one value gives every flag of its row that value; otherwise the cell
-// has one comma-separated value per flag.
-func readmeFlagTables(t *testing.T, readme string) []readmeFlagRow {
+// docFlagTables returns the flags of the flag tables of one Markdown
+// document: the tables whose first two header cells are "flag" (or
+// "setting") and "default". A default cell "see ..." (a link to
+// another page's table) defers to that table; a cell of one value gives
+// every flag of its row that value; otherwise the cell has one
+// comma-separated value per flag.
+func docFlagTables(t *testing.T, name, doc string) []docFlagRow {
 	t.Helper()
-	var rows []readmeFlagRow
+	var rows []docFlagRow
 	inTable, header := false, false
-	for i, line := range strings.Split(readme, "\n") {
+	for i, line := range strings.Split(doc, "\n") {
 		if !strings.HasPrefix(line, "|") {
 			inTable, header = false, false
 			continue
@@ -50,44 +53,45 @@ func readmeFlagTables(t *testing.T, readme string) []readmeFlagRow {
 			continue
 		}
 		var flags []string
-		for _, m := range readmeFlagRE.FindAllStringSubmatch(cells[0], -1) {
+		for _, m := range docFlagRE.FindAllStringSubmatch(cells[0], -1) {
 			flags = append(flags, m[1])
 		}
 		if len(flags) == 0 {
 			continue // a row of a setting without a flag, "(fixed)"
 		}
+		at := fmt.Sprintf("%s:%d", name, i+1)
 		def := strings.ReplaceAll(cells[1], "`", "")
-		if def == "see Memory" {
-			continue // its flags have rows of their own
+		if strings.HasPrefix(def, "see ") {
+			continue // its flags have rows of their own, on the page it links
 		}
 		defs := []string{def}
 		if len(flags) > 1 && strings.Contains(def, ",") {
 			defs = strings.Split(def, ",")
 		}
-		require.True(t, len(defs) == 1 || len(defs) == len(flags), "README.md:%d: %d defaults for %d flags", i+1, len(defs), len(flags))
+		require.True(t, len(defs) == 1 || len(defs) == len(flags), "%s: %d defaults for %d flags", at, len(defs), len(flags))
 		for j, f := range flags {
 			d := defs[0]
 			if len(defs) > 1 {
 				d = defs[j]
 			}
-			rows = append(rows, readmeFlagRow{flag: f, def: strings.TrimSpace(d), line: i + 1})
+			rows = append(rows, docFlagRow{flag: f, def: strings.TrimSpace(d), at: at})
 		}
 	}
 	return rows
 }
 
-// sameDefault reports whether the README's text states the default the
-// flag package prints (defValue), allowing the README's units: "2m" for
+// sameDefault reports whether the documented text states the default the
+// flag package prints (defValue), allowing the documents' units: "2m" for
 // 2m0s, "32 MiB" for 33554432.
-func sameDefault(readme, defValue string) bool {
-	if readme == defValue {
+func sameDefault(doc, defValue string) bool {
+	if doc == defValue {
 		return true
 	}
-	if a, err := time.ParseDuration(readme); err == nil {
+	if a, err := time.ParseDuration(doc); err == nil {
 		b, err := time.ParseDuration(defValue)
 		return err == nil && a == b
 	}
-	if n, ok := strings.CutSuffix(readme, " MiB"); ok {
+	if n, ok := strings.CutSuffix(doc, " MiB"); ok {
 		a, err1 := strconv.ParseInt(n, 10, 64)
 		b, err2 := strconv.ParseInt(defValue, 10, 64)
 		return err1 == nil && err2 == nil && a<<20 == b
@@ -95,14 +99,22 @@ func sameDefault(readme, defValue string) bool {
 	return false
 }
 
-// TestFlagTableMatchesREADME: every flag of the README's flag tables is a
-// flag of the table with the default the README states, and every flag of
-// every command is in the README's flag tables.
-func TestFlagTableMatchesREADME(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+// TestFlagTablesMatchDocs: every flag of the flag tables of README.md
+// and docs/*.md (docs/flags.md, docs/security.md, docs/memory.md, and the
+// pages of checkpoint, replay and schema) is a flag of the table with the
+// default the page states, and every flag of every command is in one of
+// those tables.
+func TestFlagTablesMatchDocs(t *testing.T) {
+	docs, err := filepath.Glob("../../docs/*.md")
 	require.NoError(t, err)
-	rows := readmeFlagTables(t, string(data))
-	require.Greater(t, len(rows), 40, "README flag tables found")
+	require.Contains(t, docs, "../../docs/flags.md")
+	var rows []docFlagRow
+	for _, path := range append([]string{"../../README.md"}, docs...) {
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		rows = append(rows, docFlagTables(t, strings.TrimPrefix(path, "../../"), string(data))...)
+	}
+	require.Greater(t, len(rows), 40, "flag tables found in README.md and docs/")
 
 	c := Default()
 	fs := flag.NewFlagSet("all", flag.ContinueOnError)
@@ -113,9 +125,9 @@ func TestFlagTableMatchesREADME(t *testing.T) {
 		specs[f.name] = f
 	}
 	documented := map[string]bool{}
-	check := func(r readmeFlagRow, name string) {
+	check := func(r docFlagRow, name string) {
 		f, ok := specs[name]
-		if !assert.True(t, ok, "README.md:%d: --%s is not a flag of binlog-router", r.line, name) {
+		if !assert.True(t, ok, "%s: --%s is not a flag of binlog-router", r.at, name) {
 			return
 		}
 		documented[name] = true
@@ -123,7 +135,7 @@ func TestFlagTableMatchesREADME(t *testing.T) {
 		if f.doc != "" {
 			want = f.doc
 		}
-		assert.True(t, sameDefault(r.def, want), "README.md:%d: --%s: README default %q, the flag's %q", r.line, name, r.def, want)
+		assert.True(t, sameDefault(r.def, want), "%s: --%s: documented default %q, the flag's %q", r.at, name, r.def, want)
 	}
 	for _, r := range rows {
 		prefix, wildcard := strings.CutSuffix(r.flag, "*")
@@ -138,16 +150,16 @@ func TestFlagTableMatchesREADME(t *testing.T) {
 				n++
 			}
 		}
-		assert.NotZero(t, n, "README.md:%d: --%s matches no flag", r.line, r.flag)
+		assert.NotZero(t, n, "%s: --%s matches no flag", r.at, r.flag)
 	}
 	for _, f := range flagTable {
-		assert.True(t, documented[f.name], "--%s is in no flag table of README.md", f.name)
+		assert.True(t, documented[f.name], "--%s is in no flag table of README.md or docs/ (docs/flags.md lists run's)", f.name)
 	}
 }
 
 // TestFlagTable checks the table's own rules: one entry per name, every
 // flag of run taken by every Router command, a command ignores only flags
-// it takes, and a README default only for a flag whose own is "".
+// it takes, and a documented default only for a flag whose own is "".
 func TestFlagTable(t *testing.T) {
 	c := Default()
 	seen := map[string]bool{}
@@ -163,7 +175,7 @@ func TestFlagTable(t *testing.T) {
 		if f.doc != "" {
 			fs := flag.NewFlagSet("one", flag.ContinueOnError)
 			f.bind(&c, fs, f.usage)
-			assert.Empty(t, fs.Lookup(f.name).DefValue, "--%s: a README default beside its own", f.name)
+			assert.Empty(t, fs.Lookup(f.name).DefValue, "--%s: a documented default beside its own", f.name)
 		}
 	}
 	// Every command registers without a clash.
