@@ -46,10 +46,13 @@ reset  deletes the checkpoint (a tombstone): the router's next start
 
 set and reset refuse while a router of that name looks active: its --ha
 group has members, its transactional id has a transaction open, its
-checkpoint is younger than 2x --idle-checkpoint, or a replica with its
---server-id is connected to the source. Stop it first. --force skips the
-check; a running exactly-once router is then fenced (its next commit
-fails and it stops), an at-least-once one would overwrite the checkpoint.
+checkpoint is younger than 2x --idle-checkpoint, or its binlog connection
+is open on the source: a replica with its --server-id, or, for a
+--mysql-user not allowed to list replicas (MariaDB 10.5+ asks REPLICATION
+MASTER ADMIN), any binlog connection of that user. Stop it first.
+--force skips the check; a running exactly-once router is then fenced
+(its next commit fails and it stops), an at-least-once one would
+overwrite the checkpoint.
 Every flag of "run" is accepted, with its BINLOG_ROUTER_* variable: give
 the command the router's command line or environment, so that --name,
 --checkpoint-topic, --server-id and --idle-checkpoint are the router's.

@@ -40,15 +40,18 @@ type Owner struct {
 //     ago: a running router writes one at least every IdleCheckpoint while
 //     the binlog moves (never while the source is idle: heartbeats do not
 //     move it, so an old checkpoint proves nothing);
-//   - a replica with the router's server id is registered on the source
-//     (SHOW SLAVE HOSTS / SHOW REPLICAS): its binlog connection, whether
-//     the source is busy or idle.
+//   - its binlog connection is open on the source, whether the source is
+//     busy or idle: a replica with the router's server id is registered
+//     (SHOW SLAVE HOSTS / SHOW REPLICAS), or, when source's user may not
+//     list replicas, a connection of that user streams the binlog (SHOW
+//     PROCESSLIST; see binlogConnectionSign).
 //
 // No single sign is proof either way (a router without --ha joins no
 // group, one that is idle has no transaction and writes no checkpoint, and
-// the last sign needs the router's --server-id and the privilege to list
-// replicas), so callers refuse on any of them. warnings name the signs
-// that could not be checked.
+// the last sign needs the router's --server-id, or, without the privilege
+// to list replicas, the router connecting as source's user, and then also
+// counts another router's connection as that user), so callers refuse on
+// any of them. warnings name the signs that could not be checked.
 func ActiveSigns(ctx context.Context, adm *kadm.Client, source *sql.DB, o Owner, stored *Checkpoint) (signs, warnings []string, err error) {
 	a, err := DescribeActivity(ctx, adm, o.Group, o.TransactionalID)
 	if err != nil {
@@ -67,12 +70,12 @@ func ActiveSigns(ctx context.Context, adm *kadm.Client, source *sql.DB, o Owner,
 		}
 	}
 	if source != nil {
-		hosts, err := replicasWithID(ctx, source, o.ServerID)
-		switch {
-		case err != nil:
-			warnings = append(warnings, fmt.Sprintf("cannot list the source's replicas (%v): the router's binlog connection was not looked for", err))
-		case len(hosts) > 0:
-			signs = append(signs, fmt.Sprintf("a replica with its --server-id %d is connected to the source (%s)", o.ServerID, strings.Join(hosts, ", ")))
+		sign, warning := binlogConnectionSign(ctx, source, o.ServerID)
+		if sign != "" {
+			signs = append(signs, sign)
+		}
+		if warning != "" {
+			warnings = append(warnings, warning)
 		}
 	}
 	return signs, warnings, nil
@@ -159,54 +162,6 @@ func DescribeActivity(ctx context.Context, adm *kadm.Client, group, transactiona
 		}
 	}
 	return a, nil
-}
-
-// replicasWithID lists the "host:port" of the replicas registered on the
-// source with serverID: SHOW SLAVE HOSTS (MariaDB, MySQL before 8.4), else
-// SHOW REPLICAS (MySQL 8.0.22+).
-func replicasWithID(ctx context.Context, db *sql.DB, serverID uint32) ([]string, error) {
-	var firstErr error
-	for _, q := range []string{"SHOW SLAVE HOSTS", "SHOW REPLICAS"} {
-		hosts, err := queryReplicas(ctx, db, q, serverID)
-		if err == nil {
-			return hosts, nil
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
-	return nil, firstErr
-}
-
-func queryReplicas(ctx context.Context, db *sql.DB, query string, serverID uint32) ([]string, error) {
-	rows, err := db.QueryContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var hosts []string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		row := map[string]string{}
-		for i, c := range cols {
-			row[strings.ToLower(c)] = vals[i].String
-		}
-		if row["server_id"] == fmt.Sprint(serverID) {
-			hosts = append(hosts, row["host"]+":"+row["port"])
-		}
-	}
-	return hosts, rows.Err()
 }
 
 // coordinatorWait bounds how long a describe call waits for a coordinator
