@@ -13,7 +13,13 @@
 //   - Load returns the latest committed checkpoint of a name, reading with
 //     read_committed isolation up to the last stable offset: records of
 //     open or aborted transactions are never returned. It returns
-//     ErrCheckpointMissing when the name has none.
+//     ErrCheckpointMissing when the name has none. It does not wait for
+//     transactions still open on the partition.
+//   - Settle returns once every transaction that wrote to the partition
+//     before the call has ended there (its last stable offset reached the
+//     high watermark read first), or ErrUnsettled after its wait: a new
+//     router session calls it after InitProducerId and before Load, so the
+//     checkpoint it reads reflects the outcome of its previous transaction.
 //   - Write stores one record (a checkpoint or a Tombstone) in its own
 //     transaction of the router's transactional id, fencing a running
 //     exactly-once router of that id, and returns once Load sees it (the

@@ -14,18 +14,29 @@ import (
 
 // ErrUnsettled means a transaction that wrote to the checkpoint topic's
 // partition stayed open, neither committed nor aborted there, for the
-// whole wait of LoadSettled: its outcome is not known, so no checkpoint
+// whole wait of Settle: its outcome is not known, so no checkpoint
 // may be read yet.
 var ErrUnsettled = errors.New("a transaction on the checkpoint partition is neither committed nor aborted")
 
 // settlePoll is the time between two reads of the partition's offsets.
 const settlePoll = 50 * time.Millisecond
 
-// LoadSettled is Load after every transaction that wrote to the
-// checkpoint partition before the call has ended there: it reads the
+// Settled says what Settle found.
+type Settled struct {
+	// HighWatermark is the partition's high watermark when Settle began;
+	// FirstStable its last stable offset at the first look.
+	HighWatermark, FirstStable int64
+	// Waited is how long the last stable offset took to reach
+	// HighWatermark (zero when it already had).
+	Waited time.Duration
+}
+
+// Settle returns once every transaction that wrote to the checkpoint
+// topic's partition before the call has ended there: it reads the
 // partition's high watermark, then waits until its last stable offset
 // has reached it, for at most within (then an error wrapping
-// ErrUnsettled that names the offset it stopped at).
+// ErrUnsettled that names the offset it stopped at). Load after it
+// returns the checkpoint those transactions decided.
 //
 // A new session of the router calls it after initialising its
 // transactional producer id. InitProducerId returns only once the
@@ -39,44 +50,41 @@ const settlePoll = 50 * time.Millisecond
 // rows would be published again. Waiting for the high watermark read
 // after the initialisation covers every transaction of the previous
 // sessions, whatever their outcome.
-func LoadSettled(ctx context.Context, topic, name string, within time.Duration, opts ...kgo.Opt) (*Checkpoint, error) {
-	if err := settle(ctx, topic, within, opts...); err != nil {
-		return nil, err
-	}
-	return Load(ctx, topic, name, opts...)
-}
-
-// settle waits until partition 0 of topic has no transaction open below
-// the high watermark it reads first.
-func settle(ctx context.Context, topic string, within time.Duration, opts ...kgo.Opt) error {
+func Settle(ctx context.Context, topic string, within time.Duration, opts ...kgo.Opt) (Settled, error) {
+	var st Settled
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return err
+		return st, err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	hwm, err := partitionOffset(ctx, adm.ListEndOffsets, topic)
-	if err != nil {
-		return err
+	if st.HighWatermark, err = partitionOffset(ctx, adm.ListEndOffsets, topic); err != nil {
+		return st, err
 	}
-	deadline := time.Now().Add(within)
-	var lso int64
-	for {
-		lso, err = partitionOffset(ctx, adm.ListCommittedOffsets, topic)
+	began := time.Now()
+	for first := true; ; first = false {
+		lso, err := partitionOffset(ctx, adm.ListCommittedOffsets, topic)
 		if err != nil {
-			return err
+			return st, err
 		}
-		if lso >= hwm {
-			return nil
+		if first {
+			st.FirstStable = lso
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: checkpoint topic %q partition 0 is stable only up to offset %d of %d after %s; "+
+		if lso >= st.HighWatermark {
+			st.Waited = time.Since(began)
+			if first {
+				st.Waited = 0
+			}
+			return st, nil
+		}
+		if time.Since(began) > within {
+			return st, fmt.Errorf("%w: checkpoint topic %q partition 0 is stable only up to offset %d of %d after %s; "+
 				"if it stays so, a transaction's commit markers were never written (a hanging transaction): "+
-				"kafka-transactions.sh find-hanging names it", ErrUnsettled, topic, lso, hwm, within)
+				"kafka-transactions.sh find-hanging names it", ErrUnsettled, topic, lso, st.HighWatermark, within)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for checkpoint topic %q to settle at offset %d (stable up to %d): %w", topic, hwm, lso, ctx.Err())
+			return st, fmt.Errorf("waiting for checkpoint topic %q to settle at offset %d (stable up to %d): %w", topic, st.HighWatermark, lso, ctx.Err())
 		case <-time.After(settlePoll):
 		}
 	}

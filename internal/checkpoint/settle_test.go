@@ -14,12 +14,12 @@ import (
 	"github.com/binlog-router/binlog-router/internal/devenv"
 )
 
-// TestLoadSettledWaitsForTheOpenTransaction: a transaction that wrote a
+// TestSettleWaitsForTheOpenTransaction: a transaction that wrote a
 // checkpoint and is not yet ended at the partition (as while Apache
-// Kafka writes a commit's markers) holds LoadSettled until it ends, and
-// LoadSettled then returns the checkpoint it committed, where Load
-// returns the one before it. One that never ends is ErrUnsettled.
-func TestLoadSettledWaitsForTheOpenTransaction(t *testing.T) {
+// Kafka writes a commit's markers) holds Settle until it ends; Load
+// then returns the checkpoint it committed, where before it returns the
+// one before it. One that does not end in time is ErrUnsettled.
+func TestSettleWaitsForTheOpenTransaction(t *testing.T) {
 	k := devenv.NewKafka(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -45,7 +45,7 @@ func TestLoadSettledWaitsForTheOpenTransaction(t *testing.T) {
 
 	require.NoError(t, p.BeginTransaction())
 	produce("0-1-2")
-	_, err = LoadSettled(ctx, topic, "a", 300*time.Millisecond, opts...)
+	_, err = Settle(ctx, topic, 300*time.Millisecond, opts...)
 	require.True(t, errors.Is(err, ErrUnsettled), "open transaction: %v", err)
 	assert.Contains(t, err.Error(), "find-hanging")
 
@@ -55,10 +55,16 @@ func TestLoadSettledWaitsForTheOpenTransaction(t *testing.T) {
 
 	ended := make(chan error, 1)
 	time.AfterFunc(500*time.Millisecond, func() { ended <- p.EndTransaction(ctx, kgo.TryCommit) })
-	began := time.Now()
-	got, err = LoadSettled(ctx, topic, "a", 30*time.Second, opts...)
+	st, err := Settle(ctx, topic, 30*time.Second, opts...)
 	require.NoError(t, err)
 	require.NoError(t, <-ended)
-	assert.Equal(t, "0-1-2", got.GTIDSet, "LoadSettled reads the outcome")
-	assert.GreaterOrEqual(t, time.Since(began), 400*time.Millisecond, "LoadSettled returned before the transaction ended")
+	assert.GreaterOrEqual(t, st.Waited, 400*time.Millisecond, "Settle returned before the transaction ended")
+	assert.Less(t, st.FirstStable, st.HighWatermark)
+	got, err = Load(ctx, topic, "a", opts...)
+	require.NoError(t, err)
+	assert.Equal(t, "0-1-2", got.GTIDSet, "Load after Settle reads the outcome")
+
+	st, err = Settle(ctx, topic, time.Second, opts...)
+	require.NoError(t, err)
+	assert.Zero(t, st.Waited, "nothing open: no wait")
 }

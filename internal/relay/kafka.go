@@ -24,7 +24,7 @@ type kafka interface {
 	// an error wrapping checkpoint.ErrCheckpointMissing. Called after the
 	// producer's Init, it first waits until every transaction that wrote
 	// to the checkpoint partition before it has ended there
-	// (checkpoint.LoadSettled).
+	// (checkpoint.Settle).
 	loadCheckpoint(ctx context.Context) (*checkpoint.Checkpoint, error)
 	// newLimits creates the session's record batch limits (limits.go);
 	// close them when the session ends.
@@ -54,7 +54,15 @@ func (b brokers) ensureCheckpointTopic(ctx context.Context) error {
 }
 
 func (b brokers) loadCheckpoint(ctx context.Context) (*checkpoint.Checkpoint, error) {
-	return checkpoint.LoadSettled(ctx, b.cfg.CheckpointTopic, b.cfg.Name, settleWait(b.cfg.TransactionTimeout), b.cfg.Kafka...)
+	st, err := checkpoint.Settle(ctx, b.cfg.CheckpointTopic, settleWait(b.cfg.TransactionTimeout), b.cfg.Kafka...)
+	if err != nil {
+		return nil, err
+	}
+	if st.Waited > 0 {
+		b.log.Info().Int64("stable_offset", st.FirstStable).Int64("high_watermark", st.HighWatermark).Dur("waited", st.Waited).
+			Msg("the checkpoint partition had a transaction open; read the checkpoint once it ended")
+	}
+	return checkpoint.Load(ctx, b.cfg.CheckpointTopic, b.cfg.Name, b.cfg.Kafka...)
 }
 
 // newLimits reads the limits with a client of its own (DescribeConfigs,
