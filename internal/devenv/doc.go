@@ -46,6 +46,27 @@
 // connectors and read and alter their offsets. Close kills it and removes
 // its directory; like mariadbd it dies with the process that started it.
 //
+// # Apache Kafka
+//
+// StartApacheKafka runs one or three KRaft nodes (broker and controller in
+// one JVM each) from Apache Kafka's jars, fetched once from Maven Central
+// with Maven (ApacheKafkaJars) into the user cache directory. Each node
+// has its own data directory and free loopback ports; the cluster is
+// formatted at start (transaction.version=2 unless configured otherwise).
+// StopNode, StartNode, KillNode, PauseNode and ResumeNode act on one node
+// for fault tests; RunTool runs a Kafka command-line tool class. Close
+// kills the nodes and removes the directory; like mariadbd they die with
+// the process that started them.
+//
+// # PostgreSQL
+//
+// StartPostgres runs a private PostgreSQL server (initdb into a temporary
+// directory, a free loopback port, trust authentication for the superuser
+// postgres; as the operating-system user postgres when the process runs
+// as root) from the newest /usr/lib/postgresql/*/bin, for the inbox
+// library's PostgreSQL tests; NewPostgres registers its Close with
+// t.Cleanup.
+//
 // # Environment
 //
 //   - KAFKA_BROKERS: comma separated host:port list. When set, StartKafka and
@@ -57,6 +78,16 @@
 //     to 107 bytes.
 //   - BINLOG_ROUTER_DEBEZIUM_VERSION: the Debezium release StartConnect
 //     runs (one of DebeziumReleases; default DefaultDebeziumVersion).
+//   - BINLOG_ROUTER_KAFKA_VERSION (KafkaVersionEnv): the Apache Kafka
+//     release StartApacheKafka runs (default DefaultKafkaVersion).
+//   - BINLOG_ROUTER_KAFKA_JARS (KafkaJarsEnv): a directory of Kafka jars
+//     used as is, without Maven.
+//   - JAVA_HOME: the JDK that runs Kafka and Kafka Connect (else java on
+//     PATH).
+//   - POSTGRES_BIN_DIR: where initdb and postgres are (else the newest
+//     /usr/lib/postgresql/*/bin).
+//   - BINLOG_ROUTER_TEST_BROKER: "apache" makes the Apache Kafka tests of
+//     this package run (they start JVMs); the suites in test/ read it too.
 //   - PATH: searched for mariadbd and mariadb-install-db, then /usr/sbin and
 //     /usr/bin.
 package devenv

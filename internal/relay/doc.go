@@ -1,8 +1,11 @@
 // Package relay is the pipeline: binlog transactions in, Kafka records and
 // checkpoints out.
 //
-// One goroutine reads the binlog (a Source: binlog.Reader) and hands whole
-// transactions, in batches, through a binlog.Queue to the relay goroutine,
+// One goroutine reads the binlog (a Source: binlog.Reader) and hands
+// transactions, in batches, through a binlog.Queue to the relay goroutine
+// (a batch may end inside a transaction: Batch.Open; a transaction's
+// rows come in order, and the GTID set moves only over the transactions a
+// batch completes),
 // which turns each outbox row into a record (route.Router) and produces it
 // with a Sink (txnproducer.Producer, franz-go). franz-go's own goroutines
 // send and retry. Memory is bounded by the queue's rows and bytes
@@ -30,12 +33,16 @@
 // ErrShutdownTimeout.
 //
 // Exactly-once (default): one transactional producer. The records of one
-// or more complete binlog transactions and the checkpoint record that
-// covers them are written in one Kafka transaction. A crash before
-// EndTransaction leaves an open transaction that the next instance's
-// producer-id initialisation aborts (fencing), before it loads the
-// checkpoint, so read_committed consumers see every outbox row exactly
-// once. A paused old instance cannot commit after a new one started: its
+// or more complete binlog transactions (or part of one too large for a
+// Kafka transaction) and the checkpoint record that covers them are
+// written in one Kafka transaction. A crash before EndTransaction leaves
+// an open transaction that the next instance's producer-id
+// initialisation aborts (fencing); a session learns the outcome of its
+// previous transaction before it loads the checkpoint (InitProducerId,
+// then checkpoint.Settle, then checkpoint.Load: DESIGN.md), and never
+// resumes from a checkpoint behind one Kafka acknowledged to this process
+// (ErrCheckpointBehind), so read_committed consumers see every outbox row
+// exactly once. A paused old instance cannot commit after a new one started: its
 // producer epoch is fenced.
 //
 // At-least-once: one idempotent producer. At a commit point all records

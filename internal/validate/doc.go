@@ -32,4 +32,10 @@
 //     checks that depend on it are left out rather than each timing out.
 //   - The result depends only on what the server and the brokers answer,
 //     so it is the same whether or not a router is running.
+//
+// Two of its checks also run inside `run`, before the binlog is read:
+// RequireTables (tables.go: every configured outbox table exists, else the
+// close names) and the guard of --allow-missing-table (guard.go: a
+// binlog.TableGuard that stops the reader at a table whose name is close
+// to a missing one). There they refuse rather than report.
 package validate
