@@ -30,4 +30,22 @@
 //   - EnsureTopic creates the topic (cleanup.policy=compact, 1 partition)
 //     when it is missing and refuses one whose cleanup policy would
 //     delete checkpoints.
+//
+// Around the checkpoint, for the checkpoint command:
+//   - CheckServable says whether the source can stream from a GTID set
+//     (executed, not purged, and the server agrees when asked to stream),
+//     else an error wrapping binlog.ErrBinlogPurged or ErrBeyondExecuted:
+//     checkpoint set and run's --start gtid: never store or start from a
+//     position the server cannot serve.
+//   - ActiveSigns lists every sign that a router of a name is running (its
+//     HA group's members, an open transaction of its transactional id, a
+//     recent checkpoint, its binlog connection on the source) and the signs
+//     it could not check; none means it looks stopped. No sign is proof
+//     either way: checkpoint set and reset refuse on any.
+//   - ParseDebeziumOffset, DebeziumPosition and DebeziumOffsetFor turn a
+//     Debezium MySQL/MariaDB connector offset into a checkpoint position
+//     (inside a transaction: the outbox rows Debezium had handled) and a
+//     checkpoint back into the offset to store with Kafka Connect; an
+//     offset that does not match the server's binlog is an error, never a
+//     guess.
 package checkpoint
