@@ -12,7 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
 // The stop suite: a SIGTERM is exact (the stored checkpoint covers
@@ -192,4 +194,95 @@ func checkStopExact(t *testing.T, cp *checkpoint.Checkpoint, atStop, all []deliv
 	assert.Zero(t, ahead, "records read that the checkpoint does not cover: the next start repeats them")
 	assert.Equal(t, cp.TxnRows, inTxn, "records of the open transaction read, against the checkpoint's txn_rows")
 	assert.Equal(t, covered, read, "events the checkpoint covers, against the records read: more would be lost at the next start, fewer repeated")
+}
+
+// TestStopApacheBrokerRestartDuringDrain sends SIGTERM while the router
+// streams a 20,000-row transaction and, during the drain that follows,
+// stops its private Apache Kafka node gracefully and starts it again
+// (a restart of the broker while the router finishes its last Kafka
+// transaction: at a random moment from the signal to half the default
+// --shutdown-timeout, where the stop commits inside the transaction).
+// Whatever the exit code (0: the last commit went through once the node
+// was back; 4: the drain passed the timeout and aborted; 1: the Kafka
+// error that ended the drain, which a stop does not retry),
+// the checkpoint stored then covers exactly the records a read_committed
+// consumer reads, and a restarted router delivers every row exactly once.
+func TestStopApacheBrokerRestartDuringDrain(t *testing.T) {
+	rng := faultRand(t)
+	k, proxies := privateApacheProxied(t, devenv.ApacheKafkaConfig{})
+	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
+	e.useProxies(proxies)
+	const n, name = 20_000, "drain"
+	const timeout = 10 * time.Second
+	r := startRouterEnv(t, noExitSleep, e.args(name, "--commit-records", "100", "--shutdown-timeout", timeout.String())...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	w := newWriter(e.db, rng, "agg", 10, 0)
+	ctx := context.Background()
+	for range 5 {
+		require.NoError(t, w.tx(ctx, 3))
+	}
+	col.waitProgress(t, r, 15, 2*time.Minute, "small transactions before")
+	bigGTID := e.backfill(t, n)
+	at := n/40 + rng.IntN(n/20)
+	eventually(t, 2*time.Minute, fmt.Sprintf("%d rows of the big transaction read", at), func() bool {
+		return col.distinct() >= 15+at || !r.running()
+	})
+	r.mustRun("inside the big transaction")
+
+	// The outage, from pause after the signal for down.
+	pause := randDur(rng, 0, timeout/2)
+	down := randDur(rng, time.Second, 3*time.Second)
+	var outage struct{ stopping, stopped, back time.Duration }
+	restarted := make(chan struct{})
+	signalled := time.Now()
+	go func() {
+		defer close(restarted)
+		time.Sleep(pause)
+		waitTxnSettled(t, e.kafka.Brokers, relay.TransactionalID(name))
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		outage.stopping = time.Since(signalled)
+		if err := k.Apache.StopNode(ctx, 0); err != nil {
+			t.Errorf("stopping the node: %v", err)
+		}
+		outage.stopped = time.Since(signalled)
+		time.Sleep(down)
+		if err := k.Apache.StartNode(ctx, 0); err != nil {
+			t.Errorf("starting the node again: %v", err)
+		}
+		outage.back = time.Since(signalled)
+	}()
+	s := sigterm(t, r, col, 3*time.Minute)
+	<-restarted
+	t.Logf("SIGTERM after %d events read: exit code %d after %s (%q after %s, routing ended after %s); the node was told to stop %s after the signal, stopped after %s, back after %s",
+		s.readBefore, s.code, s.took.Round(time.Millisecond), stoppingLine, s.noticed.Round(time.Millisecond), s.ended.Round(time.Millisecond),
+		outage.stopping.Round(time.Millisecond), outage.stopped.Round(time.Millisecond), outage.back.Round(time.Millisecond))
+	if outage.stopping > s.took {
+		t.Logf("the router had exited before the node stopped: this run tested a restart after the stop, not during it")
+	}
+	// Read once the node serves read_committed reads again.
+	var cp *checkpoint.Checkpoint
+	eventually(t, 2*time.Minute, "loading the checkpoint after the stop", func() bool {
+		var err error
+		cp, err = e.checkpoint(name)
+		return err == nil
+	})
+	atStop := col.settle(t, 3*time.Second)
+	inside := cp.TxnGTID == bigGTID
+	t.Logf("checkpoint after the stop: %s + %q rows %d (inside the big transaction: %v); %d records read",
+		cp.GTIDSet, cp.TxnGTID, cp.TxnRows, inside, len(atStop))
+
+	r.restart()
+	for range 5 {
+		require.NoError(t, w.tx(ctx, 3))
+	}
+	want := committedRows(t, e.db)
+	col.waitAll(t, want, 5*time.Minute)
+	r.mustRun("end")
+	require.Equal(t, 0, r.stop(time.Minute))
+	all := col.settle(t, 2*time.Second)
+	v := checkDelivery(t, want, all, nil)
+	assert.Equal(t, n+30, v.Events)
+	checkStopExact(t, cp, atStop, all)
+	t.Logf("broker %s; after the restart: %s", e.brokerName(), v)
 }
