@@ -77,7 +77,7 @@ func TestStopInsideBigTransaction(t *testing.T) {
 	// detector on two shared cores.
 	assert.GreaterOrEqual(t, s.took, timeout/2, "the stop did not wait half the shutdown timeout for the transaction to end")
 	assert.Less(t, s.took, timeout/2+700*time.Millisecond, "the stop took more than half the shutdown timeout and one commit")
-	assert.Less(t, s.noticed, 200*time.Millisecond, "the stop was not logged at once")
+	assert.Less(t, s.noticed, 500*time.Millisecond, "the stop was not logged at once")
 	atStop := col.settle(t, time.Second)
 	t.Logf("checkpoint after the stop: %s + %s rows %d; %d records read", cp.GTIDSet, cp.TxnGTID, cp.TxnRows, len(atStop))
 

@@ -399,6 +399,31 @@ func TestRelayShutdownTimeout(t *testing.T) {
 	})
 }
 
+// A flush that Kafka leaves waiting for --kafka-timeout, with no stop
+// asked, names Kafka and --kafka-timeout, not the shutdown timeout.
+func TestRelayKafkaStalledHint(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, func(c *Config) { c.KafkaTimeout = 10 * time.Second })
+		h.src.txn(1, 1)
+		h.run()
+		h.committedIDs(1)
+		h.kafka.mu.Lock()
+		h.kafka.stallFlush = true
+		h.kafka.mu.Unlock()
+		h.src.txn(2, 2)
+		err := h.wait()
+		if err == nil || errors.Is(err, ErrShutdownTimeout) {
+			t.Fatalf("Run = %v, want Kafka's error", err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "--kafka-timeout") || strings.Contains(msg, "--shutdown-timeout") {
+			t.Errorf("error %q does not name --kafka-timeout, or names the shutdown timeout", msg)
+		}
+		if got := h.kafka.ids(); !slices.Equal(got, ids(1)) {
+			t.Errorf("committed %v, want %v", got, ids(1))
+		}
+	})
+}
+
 // Transactions without outbox rows move the checkpoint every
 // IdleCheckpoint, in a Kafka transaction of the checkpoint alone.
 func TestRelayIdleCheckpoint(t *testing.T) {
