@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/devenv"
@@ -201,7 +202,9 @@ func checkStopExact(t *testing.T, cp *checkpoint.Checkpoint, atStop, all []deliv
 // stops its private Apache Kafka node gracefully and starts it again
 // (a restart of the broker while the router finishes its last Kafka
 // transaction: at a random moment from the signal to half the default
-// --shutdown-timeout, where the stop commits inside the transaction).
+// --shutdown-timeout, where the stop commits inside the transaction, or
+// at the router's first EndTxn after that moment, the commit's answer
+// lost).
 // Whatever the exit code (0: the last commit went through once the node
 // was back; 4: the drain passed the timeout and aborted; 1: the Kafka
 // error that ended the drain, which a stop does not retry),
@@ -230,15 +233,25 @@ func TestStopApacheBrokerRestartDuringDrain(t *testing.T) {
 	r.mustRun("inside the big transaction")
 
 	// The outage, from pause after the signal for down.
+	// The outage begins pause after the signal: at once, or (atCommit) at
+	// the router's next EndTxn then, which the node receives and whose
+	// answer the router never gets (the commit's outcome is unknown to it).
 	pause := randDur(rng, 0, timeout/2)
 	down := randDur(rng, time.Second, 3*time.Second)
+	atCommit := rng.IntN(2) == 0
 	var outage struct{ stopping, stopped, back time.Duration }
 	restarted := make(chan struct{})
 	signalled := time.Now()
 	go func() {
 		defer close(restarted)
 		time.Sleep(pause)
-		waitTxnSettled(t, e.kafka.Brokers, relay.TransactionalID(name))
+		if atCommit {
+			if !e.proxy.wait(e.proxy.at(kmsg.EndTxn, func() proxyAction { return forwardDrop }), time.Minute) {
+				return // the router sent no EndTxn after pause: no outage
+			}
+		} else {
+			waitTxnSettled(t, e.kafka.Brokers, relay.TransactionalID(name))
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		outage.stopping = time.Since(signalled)
@@ -254,10 +267,10 @@ func TestStopApacheBrokerRestartDuringDrain(t *testing.T) {
 	}()
 	s := sigterm(t, r, col, 3*time.Minute)
 	<-restarted
-	t.Logf("SIGTERM after %d events read: exit code %d after %s (%q after %s, routing ended after %s); the node was told to stop %s after the signal, stopped after %s, back after %s",
+	t.Logf("SIGTERM after %d events read: exit code %d after %s (%q after %s, routing ended after %s); the node was told to stop %s after the signal (at an EndTxn: %v), stopped after %s, back after %s",
 		s.readBefore, s.code, s.took.Round(time.Millisecond), stoppingLine, s.noticed.Round(time.Millisecond), s.ended.Round(time.Millisecond),
-		outage.stopping.Round(time.Millisecond), outage.stopped.Round(time.Millisecond), outage.back.Round(time.Millisecond))
-	if outage.stopping > s.took {
+		outage.stopping.Round(time.Millisecond), atCommit, outage.stopped.Round(time.Millisecond), outage.back.Round(time.Millisecond))
+	if outage.stopping == 0 || outage.stopping > s.took {
 		t.Logf("the router had exited before the node stopped: this run tested a restart after the stop, not during it")
 	}
 	// Read once the node serves read_committed reads again.
