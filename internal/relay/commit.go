@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -75,15 +76,20 @@ func (r *Relay) finish(ctx context.Context) error {
 
 // flush waits until every produced record is acknowledged and returns the
 // first produce error. A produce error ends the wait at once (Sink.Flush).
+// A wait ended by the stop's deadline says so (ErrShutdownTimeout): Kafka
+// is named only when the wait was Kafka's to end.
 func (r *Relay) flush(ctx context.Context) error {
 	err := r.out.Flush(ctx)
 	if perr := r.out.Err(); perr != nil {
 		return fmt.Errorf("producing records: %w", perr)
 	}
-	if err != nil {
-		return fmt.Errorf("flushing records (Kafka unavailable for %s? see --kafka-timeout): %w", r.cfg.KafkaTimeout, err)
+	if err == nil {
+		return nil
 	}
-	return nil
+	if cause := context.Cause(ctx); errors.Is(cause, ErrShutdownTimeout) {
+		return fmt.Errorf("flushing records: %w", cause)
+	}
+	return fmt.Errorf("flushing records (Kafka unavailable for %s? see --kafka-timeout): %w", r.cfg.KafkaTimeout, err)
 }
 
 func (r *Relay) checkpoint() *checkpoint.Checkpoint {

@@ -25,20 +25,16 @@ var ErrShutdownTimeout = errors.New("stopping took longer than the shutdown time
 var errReaderStopped = errors.New("binlog reader stopped")
 
 // loop moves batches from the reader into Kafka until ctx is cancelled
-// (then it drains to a transaction boundary, or half ShutdownTimeout into
-// a binlog transaction, and commits) or an error.
+// (then it stops at the next transaction boundary, or half ShutdownTimeout
+// into a binlog transaction inside it, and commits: see stop) or an
+// error.
 func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 	// Producing must outlive the cancellation of ctx to finish the open
 	// transaction; work is cancelled only when the shutdown deadline passes.
 	work, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelWork(nil)
-	stopWatch := context.AfterFunc(ctx, func() {
-		time.AfterFunc(r.cfg.ShutdownTimeout, func() {
-			r.overran.Store(true)
-			cancelWork(fmt.Errorf("%w (%s, --shutdown-timeout): the open Kafka transaction was aborted; the next start resumes from the last committed checkpoint", ErrShutdownTimeout, r.cfg.ShutdownTimeout))
-		})
-	})
-	defer stopWatch()
+	st, endStop := r.watchStop(ctx, cancelWork)
+	defer endStop()
 	// Kafka that takes nothing for KafkaTimeout while work is pending stops
 	// the relay, even when it is blocked in Produce on a full buffer.
 	stall := time.AfterFunc(r.cfg.KafkaTimeout, func() {
@@ -47,7 +43,7 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 	defer stall.Stop()
 	r.progress = func() { stall.Reset(r.cfg.KafkaTimeout) }
 	fail := func(err error) error {
-		if c := context.Cause(work); errors.Is(c, ErrKafkaStalled) || errors.Is(c, ErrShutdownTimeout) {
+		if c := context.Cause(work); (errors.Is(c, ErrKafkaStalled) || errors.Is(c, ErrShutdownTimeout)) && !errors.Is(err, c) {
 			err = fmt.Errorf("%w (last error: %v)", c, err)
 		}
 		return r.fail(err)
@@ -58,29 +54,22 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 		}
 		return nil
 	}
-	// A stop finishes the binlog transaction in progress; one still
-	// streaming after half the shutdown timeout is committed as far as it
-	// was produced (a checkpoint inside it), so that a stop never waits
-	// for a huge transaction.
-	var stopAt time.Time
-	stopNow := func() bool {
-		if stopAt.IsZero() {
-			return false
-		}
-		return !r.partial || (r.splittable() && time.Since(stopAt) >= r.cfg.ShutdownTimeout/2)
-	}
 
 	tick := time.NewTicker(max(r.cfg.CommitInterval, 10*time.Millisecond))
 	defer tick.Stop()
 	linger := time.NewTimer(time.Hour)
 	linger.Stop()
 	defer linger.Stop()
-	done := ctx.Done()
+	asked, cut := st.asked, st.cut // nil once seen: they only wake the idle wait
 	for {
 		b, closed := q.Take()
 		if !b.Empty() {
-			if err := r.handle(work, b); err != nil {
+			stopped, err := r.handle(work, b, st)
+			if err != nil {
 				return fail(err)
+			}
+			if stopped {
+				return finish()
 			}
 			q.Recycle(b)
 			// Under a backlog the reader is never idle: the count and the
@@ -89,14 +78,11 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 				return fail(err)
 			}
 			select {
-			case <-done: // noticed under a steady backlog too
-				stopAt, done = time.Now(), nil
-				r.log.Info().Msg("stopping: finishing the current transaction")
 			case <-tick.C:
 				r.cfg.Metrics.Buffered(r.out.Buffered())
 			default:
 			}
-			if stopNow() {
+			if r.stopDue(st) {
 				return finish()
 			}
 			continue
@@ -115,7 +101,7 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 		if r.records == 0 && r.pendingTxns == 0 {
 			r.progress() // nothing waits for Kafka
 		}
-		if stopNow() {
+		if r.stopDue(st) {
 			return finish()
 		}
 		select {
@@ -126,9 +112,10 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 			if err := r.commitIf(work, r.dueTime()); err != nil {
 				return fail(err)
 			}
-		case <-done:
-			stopAt, done = time.Now(), nil
-			r.log.Info().Msg("stopping: finishing the current transaction")
+		case <-asked:
+			asked = nil
+		case <-cut:
+			cut = nil
 		case <-work.Done():
 			return r.fail(context.Cause(work))
 		}
@@ -140,7 +127,11 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 // CommitRecords records or half the transaction timeout is committed
 // before the next row, inside a binlog transaction if need be; one that
 // is CommitInterval old before the first row of a binlog transaction.
-func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
+//
+// Before every row it asks stopDue: when the relay is to stop there, it
+// returns stopped true without handling the rest of the batch, which the
+// next start reads again; pending then covers exactly the rows produced.
+func (r *Relay) handle(ctx context.Context, b binlog.Batch, st *stop) (stopped bool, err error) {
 	if b.Heartbeat {
 		r.cfg.Metrics.CaughtUp()
 	}
@@ -159,15 +150,19 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
 		r.open = row.Txn
 		if r.dueBeforeRow() {
 			if err := r.commit(ctx); err != nil {
-				return err
+				return false, err
 			}
+		}
+		if r.stopDue(st) {
+			r.cfg.Metrics.Transactions(done)
+			return true, nil
 		}
 		rec, err := r.record(ctx, row, row.Txn)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if err := r.produce(ctx, rec); err != nil {
-			return err
+			return false, err
 		}
 		r.openRows++
 		r.cfg.Metrics.Routed(rec.Topic, len(rec.Value))
@@ -180,7 +175,7 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch) error {
 		r.cfg.Metrics.Transactions(len(b.Done))
 	}
 	r.partial = b.Open
-	return nil
+	return false, nil
 }
 
 // sameOpen reports whether t is the open transaction (also when it was

@@ -1,16 +1,19 @@
 package relay
 
 import (
+	"bytes"
 	"errors"
 	"net"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -382,6 +385,10 @@ func TestRelayShutdownTimeout(t *testing.T) {
 		if retriable(err) {
 			t.Errorf("%v is retried", err)
 		}
+		// Kafka took the records in time: the deadline was the stop's.
+		if msg := err.Error(); strings.Contains(msg, "--kafka-timeout") || strings.Contains(msg, "Kafka unavailable") || !strings.Contains(msg, "--shutdown-timeout") {
+			t.Errorf("error %q blames Kafka, or does not name --shutdown-timeout", msg)
+		}
 		if got := h.kafka.ids(); !slices.Equal(got, ids(1)) {
 			t.Errorf("committed %v, want %v", got, ids(1))
 		}
@@ -389,6 +396,31 @@ func TestRelayShutdownTimeout(t *testing.T) {
 			t.Errorf("%d aborted transactions, want 1", h.kafka.aborts)
 		}
 		h.checkCommitted()
+	})
+}
+
+// A flush that Kafka leaves waiting for --kafka-timeout, with no stop
+// asked, names Kafka and --kafka-timeout, not the shutdown timeout.
+func TestRelayKafkaStalledHint(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, func(c *Config) { c.KafkaTimeout = 10 * time.Second })
+		h.src.txn(1, 1)
+		h.run()
+		h.committedIDs(1)
+		h.kafka.mu.Lock()
+		h.kafka.stallFlush = true
+		h.kafka.mu.Unlock()
+		h.src.txn(2, 2)
+		err := h.wait()
+		if err == nil || errors.Is(err, ErrShutdownTimeout) {
+			t.Fatalf("Run = %v, want Kafka's error", err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "--kafka-timeout") || strings.Contains(msg, "--shutdown-timeout") {
+			t.Errorf("error %q does not name --kafka-timeout, or names the shutdown timeout", msg)
+		}
+		if got := h.kafka.ids(); !slices.Equal(got, ids(1)) {
+			t.Errorf("committed %v, want %v", got, ids(1))
+		}
 	})
 }
 
@@ -441,6 +473,132 @@ func TestRelaySourceErrorIsNotKafkas(t *testing.T) {
 		if h.kafka.sinks != 2 {
 			t.Errorf("%d sessions, want a second after the lost connection", h.kafka.sinks)
 		}
+		mustNoError(t, "stop", h.stop())
+	})
+}
+
+// logBuffer is a relay log that a test reads while the relay writes it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+const stoppingLog = "stopping: finishing the current transaction"
+
+// A stop inside a large binlog transaction is noticed when it is asked,
+// in the middle of a batch and while Produce blocks; half ShutdownTimeout
+// later the relay commits inside the transaction at once (not at the end
+// of the batch, nor of the transaction) and returns nil: the stop takes
+// half the timeout and one commit. The checkpoint names the position
+// inside the transaction, and a new process resumes there without losing
+// or repeating a row.
+func TestRelayStopInsideTransaction(t *testing.T) {
+	for _, delivery := range []Delivery{ExactlyOnce, AtLeastOnce} {
+		t.Run(string(delivery), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var log logBuffer
+				h := newHarness(t, func(c *Config) {
+					c.Delivery, c.CommitRecords, c.ShutdownTimeout = delivery, 20, 400*time.Millisecond
+					c.Logger = zerolog.New(&log)
+				})
+				h.kafka.produceDelay = time.Millisecond // Produce blocks 1ms a record
+				const n = 600
+				var rows []int
+				for i := 1; i <= n; i++ {
+					rows = append(rows, i)
+				}
+				h.src.txn(1, rows...)
+				h.src.txn(2, n+1)
+				h.run()
+				h.committedIDs(100) // a few commits into the transaction, inside a batch
+				h.cancel()
+				stopped := time.Now()
+				h.settle()
+				if !strings.Contains(log.String(), stoppingLog) {
+					t.Errorf("no %q logged when the stop was asked (the relay is in Produce)", stoppingLog)
+				}
+				select {
+				case <-h.exited:
+					t.Fatalf("Run returned at once inside the transaction: %v", h.err)
+				default:
+				}
+				mustNoError(t, "stop", h.wait())
+				half := h.r.cfg.ShutdownTimeout / 2
+				if took := time.Since(stopped); took < half || took > half+5*time.Millisecond {
+					t.Errorf("the stop took %s, want half the shutdown timeout (%s) and one commit", took, half)
+				}
+				txns := h.kafka.txns()
+				last := txns[len(txns)-1].checkpoint
+				got := len(h.kafka.ids())
+				if last.GTIDSet != "" || last.TxnGTID != "0-1-1" || last.TxnRows != got || got >= n {
+					t.Errorf("last checkpoint %q + %s rows %d with %d records committed, want inside 0-1-1 at the records", last.GTIDSet, last.TxnGTID, last.TxnRows, got)
+				}
+				if !strings.Contains(log.String(), "stopping inside a binlog transaction") {
+					t.Errorf("the commit inside the transaction is not logged:\n%s", log.String())
+				}
+				t.Logf("stopped in %s after %d of %d rows, in %d Kafka transactions", time.Since(stopped), got, n, len(txns))
+				h.checkCommitted()
+
+				h.restart()
+				if got, want := h.committedIDs(n+1), ids(rows...); !slices.Equal(got[:n], want) || got[n] != eventID(n+1) {
+					t.Errorf("after the restart committed %d records, want the %d rows once each in order", len(got), n+1)
+				}
+				h.checkCommitted()
+				mustNoError(t, "stop", h.stop())
+			})
+		})
+	}
+}
+
+// A stop asked while a batch of many small transactions is handled
+// commits at the next transaction boundary inside the batch, without
+// producing the rest of the batch.
+func TestRelayStopAtBoundaryInsideBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var log logBuffer
+		h := newHarness(t, func(c *Config) {
+			c.CommitRecords, c.ShutdownTimeout = 20, 400*time.Millisecond
+			c.Logger = zerolog.New(&log)
+		})
+		h.kafka.produceDelay = time.Millisecond
+		const n = 600
+		for i := 1; i <= n; i++ {
+			h.src.txn(i, i)
+		}
+		h.run()
+		h.committedIDs(100)
+		h.cancel()
+		stopped := time.Now()
+		mustNoError(t, "stop", h.wait())
+		// The row in Produce, the checkpoint record: 1ms each.
+		if took := time.Since(stopped); took > 5*time.Millisecond {
+			t.Errorf("the stop took %s at a transaction boundary, want one commit", took)
+		}
+		got := len(h.kafka.ids())
+		txns := h.kafka.txns()
+		last := txns[len(txns)-1].checkpoint
+		if got >= n || last.GTIDSet != mariaGTID(got) || last.TxnGTID != "" {
+			t.Errorf("%d of %d rows committed, last checkpoint %s (txn %q): want a boundary before the end of the batch", got, n, last.GTIDSet, last.TxnGTID)
+		}
+		if !strings.Contains(log.String(), stoppingLog) {
+			t.Errorf("no %q logged", stoppingLog)
+		}
+		h.checkCommitted()
+		h.restart()
+		h.committedIDs(n)
+		h.checkCommitted()
 		mustNoError(t, "stop", h.stop())
 	})
 }
