@@ -152,7 +152,10 @@ func (r *Reader) RunResume(ctx context.Context, from *gtid.Set, resume Resume, q
 		out:      &trackingSink{q: q, delivered: delivered},
 		rows:     newUndecoded(),
 		xa:       &xaState{prepared: slices.Clone(r.prepared), reread: r},
+		replay: &replayGuard{have: delivered, server: r.cfg.Addr, version: r.server.Version,
+			observer: r.cfg.Observer, log: r.log},
 	}
+	defer s.replay.endRun()
 	if resume.GTID != "" && resume.Rows > 0 {
 		s.resumeGTID, s.resumeRows = resume.GTID, resume.Rows
 	}
@@ -237,10 +240,23 @@ func (r *Reader) session(ctx context.Context, from *gtid.Set, s *stream) (progre
 	}
 	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
+	// MySQL's own replicas send COM_BINLOG_DUMP_GTID with no flag about
+	// the GTID set (request_dump in sql/rpl_replica.cc: 0, and
+	// USE_HEARTBEAT_EVENT_V2 from 8.0.26; it asks to keep the three low
+	// bits unused, which older servers read), and the server reads the
+	// set whatever the flags (com_binlog_dump_gtid). So the router does
+	// not send BINLOG_THROUGH_GTID (0x04), and go-mysql could not: it
+	// writes the flags of that command as 0 and applies
+	// DumpCommandFlag to COM_BINLOG_DUMP only. A source that needs the
+	// flag (Dolt) streams from its first binlog instead; s.replay keeps
+	// that from publishing anything twice. MariaDB's dump takes the
+	// position from @slave_connect_state.
 	streamer, err := syncer.StartSyncGTID(start)
 	if err != nil {
 		return false, err
 	}
+	s.replay.connected()
+	defer s.replay.endRun()
 	w := newWatchdog(ctx, 3*r.cfg.Heartbeat+2*time.Second)
 	defer w.stop()
 	for {
