@@ -213,6 +213,19 @@ func TestStreamSkipsReplayed(t *testing.T) {
 		assert.Equal(t, []string{"0-1-2"}, f.sink.handed)
 	})
 
+	t.Run("the row data of a replayed transaction is released", func(t *testing.T) {
+		f := newReplayFixture(t, gtid.MariaDB, "0-1-1")
+		rows := &replication.RowsEvent{}
+		payload := &replication.RowsEvent{}
+		f.s.rows.put(rows, []byte("row image"))
+		f.s.rows.put(payload, []byte("row image"))
+		require.NoError(t, f.mariaTxn(t, 1, 0, query("BEGIN"), rows,
+			&replication.TransactionPayloadEvent{Events: []*replication.BinlogEvent{{Header: &replication.EventHeader{}, Event: payload}}},
+			&replication.XIDEvent{}))
+		assert.Empty(t, f.s.rows.m, "the parser's undecoded row data is dropped with the transaction")
+		assert.Empty(t, f.sink.handed)
+	})
+
 	t.Run("MySQL, anonymous transactions are never skipped", func(t *testing.T) {
 		const uuid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 		f := newReplayFixture(t, gtid.MySQL, uuid+":1-2")

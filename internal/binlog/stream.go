@@ -110,6 +110,7 @@ func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error 
 		case *replication.RotateEvent, *replication.GTIDEvent, *replication.GtidTaggedLogEvent,
 			*replication.MariadbGTIDEvent, *replication.HeartbeatEvent:
 		default:
+			s.discard(ev)
 			return nil
 		}
 	}
@@ -150,6 +151,19 @@ func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error 
 		}
 	}
 	return nil
+}
+
+// discard drops an event of a skipped group, with the row data the
+// parser kept for it.
+func (s *stream) discard(ev *replication.BinlogEvent) {
+	switch e := ev.Event.(type) {
+	case *replication.RowsEvent:
+		s.rows.take(e)
+	case *replication.TransactionPayloadEvent:
+		for _, inner := range e.Events {
+			s.discard(inner)
+		}
+	}
 }
 
 // begin opens the group of transaction t. A transaction the reader
