@@ -119,12 +119,15 @@ func (r *Reader) Close() error { return r.db.Close() }
 // into q, blocking while q is full, and closes q with its error when it
 // returns. It returns only with an error: ctx's when cancelled, a
 // *PurgedError, ErrAccessDenied, a *EventError for an outbox row it cannot
-// map, or the last connection error after ReconnectTimeout.
+// map, a *PositionIgnoredError for a server that streams what from
+// already contains, or the last connection error after ReconnectTimeout.
 //
 // Lost connections are retried with backoff from the last transaction
 // handed over completely; rows of a transaction that was handed over in
-// part are not handed over again. Every transaction is therefore
-// delivered once per Run, whatever happens to the connection.
+// part are not handed over again. A transaction in from, or handed over
+// before, is skipped if the server sends it (again). Every transaction is
+// therefore delivered once per Run, whatever happens to the connection or
+// the server does with the position.
 func (r *Reader) Run(ctx context.Context, from *gtid.Set, q *Queue) error {
 	return r.RunResume(ctx, from, Resume{}, q)
 }
