@@ -20,8 +20,9 @@ const replayedWarning = "the binlog server sent transactions the GTID set it was
 // proxy that moves every binlog dump to the start of the oldest binlog, so
 // that the server streams everything again on every connection, as a
 // source that ignores the requested GTID position does. After a lost
-// connection and after a restart from the checkpoint, a read_committed
-// consumer still reads every event exactly once; each run of transactions
+// connection, after a restart from the checkpoint and after one from a
+// checkpoint inside a transaction, a read_committed consumer still reads
+// every event exactly once; each run of transactions
 // sent again is logged once (WARN, naming the server and the range) and
 // counted in binlog_router_binlog_transactions_skipped_total. A replay
 // longer than binlog.MaxReplayedRun transactions stops the router with
@@ -30,7 +31,7 @@ func TestSourceIgnoringResumePosition(t *testing.T) {
 	rng := faultRand(t)
 	e := newEnv(t, envOpts{})
 	proxy := newReplayProxy(t, e.maria.Addr(), oldestBinlogState(t, e.db))
-	args := argsWith(e.args("replayed", "--metrics-addr", "127.0.0.1:0"), "--mysql-addr", proxy.addr())
+	args := argsWith(e.args("replayed", "--metrics-addr", "127.0.0.1:0", "--commit-records", "100"), "--mysql-addr", proxy.addr())
 	r := startRouter(t, args...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
 	app := newWriter(e.db, rng, "agg", 10, 0)
@@ -78,6 +79,30 @@ func TestSourceIgnoringResumePosition(t *testing.T) {
 	r.restart()
 	write(30)
 	delivered("after a restart from the checkpoint")
+	checkReplayedRuns(t, r, proxy.addr(), server, 1)
+
+	// A restart from a checkpoint inside a transaction: killed while a
+	// 20,000-row transaction is produced 100 records per Kafka
+	// transaction. That transaction is not in the checkpoint's set: the
+	// new process reads it again and skips the rows already published.
+	from := col.distinct()
+	if err := app.tx(context.Background(), 20000); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the first records of the large transaction", func() bool { return col.distinct() > from || !r.running() })
+	r.kill()
+	r.restart()
+	resumed := ""
+	eventually(t, 30*time.Second, "the restarted router's start", func() bool {
+		resumed = lineWith(r.out.String()[r.mark:], "resuming from checkpoint")
+		return resumed != ""
+	})
+	if m := regexp.MustCompile(`"txn_rows":(\d+)`).FindStringSubmatch(resumed); m != nil {
+		t.Logf("killed inside the large transaction: the checkpoint covered %s of its rows", m[1])
+	} else {
+		t.Errorf("the kill did not land inside the large transaction (%d of its rows read): %s", col.distinct()-from, resumed)
+	}
+	delivered("after a restart inside a transaction")
 	checkReplayedRuns(t, r, proxy.addr(), server, 1)
 	t.Logf("binlog dumps moved to the oldest binlog by the proxy: %d", proxy.rewrites.Load())
 
