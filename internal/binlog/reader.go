@@ -243,17 +243,17 @@ func (r *Reader) session(ctx context.Context, from *gtid.Set, s *stream) (progre
 	}
 	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
-	// MySQL's own replicas send COM_BINLOG_DUMP_GTID with no flag about
-	// the GTID set (request_dump in sql/rpl_replica.cc: 0, and
-	// USE_HEARTBEAT_EVENT_V2 from 8.0.26; it asks to keep the three low
-	// bits unused, which older servers read), and the server reads the
-	// set whatever the flags (com_binlog_dump_gtid). So the router does
-	// not send BINLOG_THROUGH_GTID (0x04), and go-mysql could not: it
-	// writes the flags of that command as 0 and applies
+	// MySQL's own replicas send COM_BINLOG_DUMP_GTID without
+	// BINLOG_THROUGH_GTID (request_dump in sql/rpl_replica.cc sends 0,
+	// or USE_HEARTBEAT_EVENT_V2 in MySQL 8, and warns that early 5.6
+	// servers read the low bits), and the server reads the GTID set
+	// whatever the flags (com_binlog_dump_gtid in sql/rpl_source.cc).
+	// So the router does not send 0x04 either, and go-mysql could not
+	// without a fork: it writes that command's flags as 0 and applies
 	// DumpCommandFlag to COM_BINLOG_DUMP only. A source that needs the
 	// flag (Dolt) streams from its first binlog instead; s.replay keeps
-	// that from publishing anything twice. MariaDB's dump takes the
-	// position from @slave_connect_state.
+	// that from publishing anything twice. MariaDB's dump takes its
+	// position from @slave_connect_state and is not concerned.
 	streamer, err := syncer.StartSyncGTID(start)
 	if err != nil {
 		return false, err
