@@ -98,7 +98,8 @@ func exitCode(err error) int {
 // not exist, a GTID set given to a command that the server refuses, or a
 // server setting the router requires (binlog off, binlog_format not ROW,
 // binlog_row_image not FULL, GTIDs off; found at start, or per event when
-// it changed at runtime).
+// it changed at runtime), or a server that ignores the GTID position it
+// is asked to stream from (binlog.PositionIgnoredError).
 func isUsage(err error) bool {
 	var refused *refusedSetError
 	return errors.Is(err, relay.ErrInvalidStart) || errors.Is(err, validate.ErrMissingTable) ||

@@ -143,6 +143,9 @@ func (o *observer) DDL(gtid, query string) {
 
 func (o *observer) Reconnect() {}
 
+// Replayed is logged by the reader, once per run of skipped transactions.
+func (o *observer) Replayed(string) {}
+
 // tuneGC trades memory the configuration already bounds for less garbage
 // collection: GOGC=400 under a soft memory limit, unless the operator set
 // GOGC or GOMEMLIMIT.

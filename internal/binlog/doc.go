@@ -47,6 +47,15 @@
 //     starts inside a transaction, from a checkpoint taken there: the
 //     given number of its outbox rows are skipped when the server sends
 //     it.
+//   - A transaction whose GTID the reader's set already contains (the
+//     set Run started from plus every transaction handed over since) is
+//     never handed over, whatever the server sends: a source that
+//     ignores the requested position and streams from its first binlog
+//     publishes nothing twice. Each run of such transactions is logged
+//     once and counted (Observer.Replayed); a run longer than
+//     MaxReplayedRun on one connection is a *PositionIgnoredError
+//     (ErrPositionIgnored, ErrServerConfig). A Resume's transaction is
+//     not in the set and is read as before.
 //   - XA: the rows of a prepared XA transaction are handed over at its
 //     XA COMMIT, as rows of the committing transaction, read again from the
 //     prepare group in the binlog (never kept in memory); XA ROLLBACK hands

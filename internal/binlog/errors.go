@@ -37,7 +37,8 @@ var (
 	// mapped column, an outbox INSERT logged as a statement, or TABLE_MAP
 	// events without column names after the router started with
 	// binlog_row_metadata=FULL (each an *EventError that also wraps
-	// ErrUnmappable or ErrStatementFormat).
+	// ErrUnmappable or ErrStatementFormat). A server that ignores the
+	// GTID position it is asked for (*PositionIgnoredError) wraps it too.
 	ErrServerConfig = errors.New("server not configured for row-based binlog with GTIDs")
 )
 

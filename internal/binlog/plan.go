@@ -135,6 +135,12 @@ func columnCharset(i int, collations map[int]uint64, def *schema.ColumnDef, flav
 		}
 		return tracked, nil
 	}
+	if coll == 0 {
+		// No collation has id 0 (MySQL's and MariaDB's ids start at 1):
+		// the table map itself is wrong, and no setting or column
+		// definition changes that.
+		return "", fmt.Errorf("the TABLE_MAP event gives it collation id 0, which no column has: the table map is malformed (a server bug or a damaged binlog), and this is not a setting or a column definition to change; look at the event with mysqlbinlog --verbose and report it with the server's version")
+	}
 	cs, ok := charsetOf(flavor, coll)
 	if !ok {
 		return "", fmt.Errorf("its collation id %d is not one the router knows for %s; convert the column to utf8mb4", coll, flavor)

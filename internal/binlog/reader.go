@@ -119,12 +119,15 @@ func (r *Reader) Close() error { return r.db.Close() }
 // into q, blocking while q is full, and closes q with its error when it
 // returns. It returns only with an error: ctx's when cancelled, a
 // *PurgedError, ErrAccessDenied, a *EventError for an outbox row it cannot
-// map, or the last connection error after ReconnectTimeout.
+// map, a *PositionIgnoredError for a server that streams what from
+// already contains, or the last connection error after ReconnectTimeout.
 //
 // Lost connections are retried with backoff from the last transaction
 // handed over completely; rows of a transaction that was handed over in
-// part are not handed over again. Every transaction is therefore
-// delivered once per Run, whatever happens to the connection.
+// part are not handed over again. A transaction in from, or handed over
+// before, is skipped if the server sends it (again). Every transaction is
+// therefore delivered once per Run, whatever happens to the connection or
+// the server does with the position.
 func (r *Reader) Run(ctx context.Context, from *gtid.Set, q *Queue) error {
 	return r.RunResume(ctx, from, Resume{}, q)
 }
@@ -152,7 +155,10 @@ func (r *Reader) RunResume(ctx context.Context, from *gtid.Set, resume Resume, q
 		out:      &trackingSink{q: q, delivered: delivered},
 		rows:     newUndecoded(),
 		xa:       &xaState{prepared: slices.Clone(r.prepared), reread: r},
+		replay: &replayGuard{have: delivered, server: r.cfg.Addr, version: r.server.Version,
+			observer: r.cfg.Observer, log: r.log},
 	}
+	defer s.replay.endRun()
 	if resume.GTID != "" && resume.Rows > 0 {
 		s.resumeGTID, s.resumeRows = resume.GTID, resume.Rows
 	}
@@ -237,10 +243,23 @@ func (r *Reader) session(ctx context.Context, from *gtid.Set, s *stream) (progre
 	}
 	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
+	// MySQL's own replicas send COM_BINLOG_DUMP_GTID without
+	// BINLOG_THROUGH_GTID (request_dump in sql/rpl_replica.cc sends 0,
+	// or USE_HEARTBEAT_EVENT_V2 in MySQL 8, and warns that early 5.6
+	// servers read the low bits), and the server reads the GTID set
+	// whatever the flags (com_binlog_dump_gtid in sql/rpl_source.cc).
+	// So the router does not send 0x04 either, and go-mysql could not
+	// without a fork: it writes that command's flags as 0 and applies
+	// DumpCommandFlag to COM_BINLOG_DUMP only. A source that needs the
+	// flag (Dolt) streams from its first binlog instead; s.replay keeps
+	// that from publishing anything twice. MariaDB's dump takes its
+	// position from @slave_connect_state and is not concerned.
 	streamer, err := syncer.StartSyncGTID(start)
 	if err != nil {
 		return false, err
 	}
+	s.replay.connected()
+	defer s.replay.endRun()
 	w := newWatchdog(ctx, 3*r.cfg.Heartbeat+2*time.Second)
 	defer w.stop()
 	for {

@@ -32,6 +32,10 @@ type Observer interface {
 	DDL(gtid, query string)
 	// Reconnect is called before each reconnect after a lost connection.
 	Reconnect()
+	// Replayed is called for each transaction the server sent although
+	// the GTID set the reader asked it to start after already contains
+	// it (the server ignores the position). It is not handed over.
+	Replayed(gtid string)
 }
 
 type nopObserver struct{}
@@ -39,6 +43,7 @@ type nopObserver struct{}
 func (nopObserver) OutboxUpdate(string, string, int) {}
 func (nopObserver) DDL(string, string)               {}
 func (nopObserver) Reconnect()                       {}
+func (nopObserver) Replayed(string)                  {}
 
 // sink receives what the stream decodes. addRow and done may block (for
 // backpressure) and then return ctx's error; heartbeat never blocks.
@@ -85,6 +90,11 @@ type stream struct {
 	// is the GTID the group was read with.
 	target   *Txn
 	readGTID string
+
+	// replay, when set, skips transactions the reader already has
+	// (replayGuard); replaying is set while the open group is one.
+	replay    *replayGuard
+	replaying bool
 }
 
 func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error {
@@ -93,15 +103,26 @@ func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error 
 		start.Pos = ev.Header.LogPos - min(ev.Header.EventSize, ev.Header.LogPos)
 		s.pos.Pos = ev.Header.LogPos
 	}
+	if s.replaying {
+		// A group the reader already has: nothing of it counts (its
+		// rows, its DDL, its XA statements) until the next group.
+		switch ev.Event.(type) {
+		case *replication.RotateEvent, *replication.GTIDEvent, *replication.GtidTaggedLogEvent,
+			*replication.MariadbGTIDEvent, *replication.HeartbeatEvent:
+		default:
+			s.discard(ev)
+			return nil
+		}
+	}
 	switch e := ev.Event.(type) {
 	case *replication.RotateEvent:
 		s.pos = Position{File: string(e.NextLogName), Pos: uint32(e.Position)}
 	case *replication.GTIDEvent:
-		s.beginMySQL(e, ev.Header.Timestamp, start)
+		return s.beginMySQL(e, ev.Header.Timestamp, start)
 	case *replication.GtidTaggedLogEvent:
-		s.beginMySQL(&e.GTIDEvent, ev.Header.Timestamp, start)
+		return s.beginMySQL(&e.GTIDEvent, ev.Header.Timestamp, start)
 	case *replication.MariadbGTIDEvent:
-		s.beginMariaDB(e, ev.Header.Timestamp, start)
+		return s.beginMariaDB(e, ev.Header.Timestamp, start)
 	case *replication.QueryEvent:
 		return s.query(ctx, e)
 	case *replication.XIDEvent:
@@ -123,20 +144,50 @@ func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error 
 		}
 	case *replication.HeartbeatEvent:
 		if s.txn == nil && s.target == nil {
+			if s.replay != nil {
+				s.replay.endRun() // caught up: the run of skipped transactions is over
+			}
 			s.out.heartbeat(s.pos)
 		}
 	}
 	return nil
 }
 
-func (s *stream) begin(t *Txn, start Position) {
+// discard drops an event of a skipped group, with the row data the
+// parser kept for it.
+func (s *stream) discard(ev *replication.BinlogEvent) {
+	switch e := ev.Event.(type) {
+	case *replication.RowsEvent:
+		s.rows.take(e)
+	case *replication.TransactionPayloadEvent:
+		for _, inner := range e.Events {
+			s.discard(inner)
+		}
+	}
+}
+
+// begin opens the group of transaction t. A transaction the reader
+// already has (s.replay) opens a group that is skipped whole; the error
+// is the replayGuard's.
+func (s *stream) begin(t *Txn, start Position) error {
 	s.groupStart, s.xaGroup, s.xaOutbox = start, false, false
 	if s.target != nil {
 		// Reading a prepare group again: its rows are the committing
 		// transaction's, and skip carries over from it.
 		s.readGTID = t.GTID
 		s.txn, s.begun = s.target, false
-		return
+		return nil
+	}
+	s.replaying = false
+	if s.replay != nil {
+		skip, err := s.replay.skip(t)
+		if err != nil {
+			return err
+		}
+		if skip {
+			s.txn, s.begun, s.emitted, s.skip, s.replaying = nil, false, 0, 0, true
+			return nil
+		}
 	}
 	s.txn, s.begun, s.emitted = t, false, 0
 	s.skip = 0
@@ -146,9 +197,10 @@ func (s *stream) begin(t *Txn, start Position) {
 		s.skip = s.resumeRows
 		s.resumeGTID, s.resumeRows = "", 0
 	}
+	return nil
 }
 
-func (s *stream) beginMySQL(e *replication.GTIDEvent, ts uint32, start Position) {
+func (s *stream) beginMySQL(e *replication.GTIDEvent, ts uint32, start Position) error {
 	t := &Txn{Time: time.Unix(int64(ts), 0)}
 	if e.ImmediateCommitTimestamp > 0 {
 		t.Time = time.UnixMicro(int64(e.ImmediateCommitTimestamp))
@@ -163,22 +215,25 @@ func (s *stream) beginMySQL(e *replication.GTIDEvent, ts uint32, start Position)
 		id.flavor = ""
 	}
 	t.id = id
-	s.begin(t, start)
+	return s.begin(t, start)
 }
 
-func (s *stream) beginMariaDB(e *replication.MariadbGTIDEvent, ts uint32, start Position) {
+func (s *stream) beginMariaDB(e *replication.MariadbGTIDEvent, ts uint32, start Position) error {
 	g := e.GTID
 	t := &Txn{
 		GTID: string(gtid.AppendMariaDB(nil, g.DomainID, g.ServerID, g.SequenceNumber)),
 		Time: time.Unix(int64(ts), 0),
 		id:   gtidID{flavor: gtid.MariaDB, domain: g.DomainID, server: g.ServerID, seq: g.SequenceNumber},
 	}
-	s.begin(t, start)
+	if err := s.begin(t, start); err != nil || s.replaying {
+		return err
+	}
 	// A MariaDB GTID event opens the group itself; only a standalone
 	// group (DDL, XA COMMIT, XA ROLLBACK) ends with its single query.
 	s.begun = !e.IsStandalone()
 	// An XA PREPARE group: its rows wait for the XA COMMIT.
 	s.xaGroup = e.Flags&mariadbFlagPreparedXA != 0 && s.target == nil
+	return nil
 }
 
 // mariadbFlagPreparedXA marks the GTID event of a MariaDB XA PREPARE group
@@ -367,7 +422,7 @@ func (s *stream) interrupted() {
 	if s.txn != nil && s.txn.GTID != "" {
 		s.resumeGTID, s.resumeRows = s.txn.GTID, s.emitted+s.skip
 	}
-	s.txn, s.begun, s.emitted, s.skip = nil, false, 0, 0
+	s.txn, s.begun, s.emitted, s.skip, s.replaying = nil, false, 0, 0, false
 	s.xaGroup, s.xaOutbox = false, false
 	s.tables.reset()
 	s.rows.reset()

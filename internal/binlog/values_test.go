@@ -73,6 +73,32 @@ func TestValueConversions(t *testing.T) {
 	assert.ErrorContains(t, err, "column payload (the payload): its collation id 12345 is not one the router knows")
 }
 
+// A collation id 0 is what a malformed table map holds, not a column's
+// character set: the error says what was received and gives no advice to
+// convert the column.
+func TestValueCollationZero(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		charset []uint64 // DefaultCharset of the TABLE_MAP
+		opts    valueOptions
+		column  string
+	}{
+		{"MariaDB, one column", []uint64{63, 2, 0}, mariaOpts(UUIDStandard), "column payload (the payload)"},
+		{"MariaDB, the default", []uint64{0}, mariaOpts(UUIDStandard), ")"}, // any text column
+		{"MySQL, one column", []uint64{255, 2, 0}, valueOptions{flavor: gtid.MySQL, zone: time.UTC}, "column payload (the payload)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tm := fullMetaTable()
+			tm.DefaultCharset = tt.charset
+			_, _, err := valueConvs(tm, fiveColumns, fiveNames, nil, tt.opts)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.column+": the TABLE_MAP event gives it collation id 0")
+			assert.Contains(t, err.Error(), "not a setting or a column definition to change")
+			assert.NotContains(t, err.Error(), "utf8mb4")
+		})
+	}
+}
+
 // Without character sets and signs in the binlog (binlog_row_metadata
 // NO_LOG) they come from the tracked definition, and where that has none
 // the router stops rather than guess.

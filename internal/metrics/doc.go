@@ -4,7 +4,7 @@
 // It owns one type, Metrics, that the rest of the program reports to
 // through small interfaces it does not import: it satisfies relay.Metrics
 // (Routed, Committed, Transactions, CaughtUp, RowError, Buffered) and
-// binlog.Observer (OutboxUpdate, DDL), and its KafkaHooks are franz-go hooks
+// binlog.Observer (OutboxUpdate, DDL, Replayed), and its KafkaHooks are franz-go hooks
 // for every kgo.Client of the process. The extra methods Reconnect,
 // DeadLetter and Failed are there for the reporters that count those.
 // ReplicaWatch looks at the partitions the router writes to, with a client

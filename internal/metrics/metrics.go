@@ -41,6 +41,7 @@ type Metrics struct {
 	checkpoint    *prometheus.GaugeVec
 	buffered      prometheus.Gauge
 	reconnects    prometheus.Counter
+	replayed      prometheus.Counter
 	errors        *prometheus.CounterVec
 	deadLetters   *prometheus.CounterVec
 	ddl           prometheus.Counter
@@ -116,6 +117,10 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 		Namespace: Namespace, Name: "reconnects_total",
 		Help: "Binlog connections lost and retried.",
 	})
+	m.replayed = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: Namespace, Subsystem: "binlog", Name: "transactions_skipped_total",
+		Help: "Binlog transactions the server sent although the GTID set the router asked it to start after already contains them (a source that ignores the requested position); skipped, never published again. Always 0 with a server that honours the position.",
+	})
 	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "errors_total",
 		Help: "Errors by kind: row error kinds, outbox_update, produce, commit, kafka_group, checkpoint_behind.",
@@ -157,7 +162,7 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 
 	m.kafka = newKafkaMetrics(m)
 	reg.MustRegister(m.eventsRouted, m.bytesRouted, m.transactions, m.commits, m.commitRecords,
-		m.checkpoint, m.buffered, m.reconnects, m.errors, m.deadLetters, m.ddl, m.refusing,
+		m.checkpoint, m.buffered, m.reconnects, m.replayed, m.errors, m.deadLetters, m.ddl, m.refusing,
 		lag, age, caughtUp, build)
 	m.kafka.register(reg)
 	return m

@@ -40,3 +40,11 @@ func (t *Tee) Reconnect() {
 		r.Reconnect()
 	}
 }
+
+// Replayed counts, then passes the call on if next has a Replayed method.
+func (t *Tee) Replayed(gtid string) {
+	t.m.Replayed(gtid)
+	if r, ok := t.next.(interface{ Replayed(string) }); ok {
+		r.Replayed(gtid)
+	}
+}

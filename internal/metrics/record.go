@@ -128,3 +128,7 @@ func (m *Metrics) OutboxUpdate(_, _ string, rows int) {
 
 // DDL counts a DDL statement that may touch an outbox table.
 func (m *Metrics) DDL(_, _ string) { m.ddl.Inc() }
+
+// Replayed counts a transaction the server sent although the reader
+// already had it, and skipped.
+func (m *Metrics) Replayed(string) { m.replayed.Inc() }

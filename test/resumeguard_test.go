@@ -1,0 +1,193 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
+)
+
+// replayedWarning begins the reader's log line for a run of transactions
+// the server sent although the router already had them.
+const replayedWarning = "the binlog server sent transactions the GTID set it was asked to start after already contains"
+
+// TestSourceIgnoringResumePosition: the router reads MariaDB through a
+// proxy that moves every binlog dump to the start of the oldest binlog, so
+// that the server streams everything again on every connection, as a
+// source that ignores the requested GTID position does. After a lost
+// connection, after a restart from the checkpoint and after one from a
+// checkpoint inside a transaction, a read_committed consumer still reads
+// every event exactly once; each run of transactions
+// sent again is logged once (WARN, naming the server and the range) and
+// counted in binlog_router_binlog_transactions_skipped_total. A replay
+// longer than binlog.MaxReplayedRun transactions stops the router with
+// exit code 2 and an error naming the server.
+func TestSourceIgnoringResumePosition(t *testing.T) {
+	rng := faultRand(t)
+	e := newEnv(t, envOpts{})
+	proxy := newReplayProxy(t, e.maria.Addr(), oldestBinlogState(t, e.db))
+	args := argsWith(e.args("replayed", "--metrics-addr", "127.0.0.1:0", "--commit-records", "100"), "--mysql-addr", proxy.addr())
+	r := startRouter(t, args...)
+	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	app := newWriter(e.db, rng, "agg", 10, 0)
+	write := func(txns int) {
+		t.Helper()
+		for range txns {
+			if err := app.tx(context.Background(), 1+rng.IntN(3)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// delivered waits until every committed row was read, and checks
+	// that none was read twice.
+	delivered := func(what string) verdict {
+		t.Helper()
+		want := committedRows(t, e.db)
+		col.waitAll(t, want, time.Minute)
+		r.mustRun(what)
+		v := checkDelivery(t, want, col.settle(t, time.Second), nil)
+		t.Logf("%s: %s", what, v)
+		return v
+	}
+	var server string
+	if err := e.db.QueryRow("SELECT VERSION()").Scan(&server); err != nil {
+		t.Fatal(err)
+	}
+
+	write(30)
+	delivered("first connection")
+	if proxy.rewrites.Load() == 0 {
+		t.Fatal("no binlog dump passed through the proxy")
+	}
+
+	// A lost connection: the reader asks for the set it has handed over,
+	// the server sends its whole binlog again.
+	killDump(t, e)
+	write(30)
+	delivered("after a lost connection")
+	checkReplayedRuns(t, r, proxy.addr(), server, 1)
+
+	// A restart: the new process asks for its checkpoint's set.
+	if code := r.stop(30 * time.Second); code != 0 {
+		t.Fatalf("SIGTERM: exit code %d, want 0", code)
+	}
+	r.restart()
+	write(30)
+	delivered("after a restart from the checkpoint")
+	checkReplayedRuns(t, r, proxy.addr(), server, 1)
+
+	// A restart from a checkpoint inside a transaction: killed while a
+	// 20,000-row transaction is produced 100 records per Kafka
+	// transaction. That transaction is not in the checkpoint's set: the
+	// new process reads it again and skips the rows already published.
+	from := col.distinct()
+	if err := app.tx(context.Background(), 20000); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the first records of the large transaction", func() bool { return col.distinct() > from || !r.running() })
+	r.kill()
+	r.restart()
+	resumed := ""
+	eventually(t, 30*time.Second, "the restarted router's start", func() bool {
+		resumed = lineWith(r.out.String()[r.mark:], "resuming from checkpoint")
+		return resumed != ""
+	})
+	if m := regexp.MustCompile(`"txn_rows":(\d+)`).FindStringSubmatch(resumed); m != nil {
+		t.Logf("killed inside the large transaction: the checkpoint covered %s of its rows", m[1])
+	} else {
+		t.Errorf("the kill did not land inside the large transaction (%d of its rows read): %s", col.distinct()-from, resumed)
+	}
+	delivered("after a restart inside a transaction")
+	checkReplayedRuns(t, r, proxy.addr(), server, 1)
+	t.Logf("binlog dumps moved to the oldest binlog by the proxy: %d", proxy.rewrites.Load())
+
+	// A history longer than the bound: the next connection's replay stops
+	// the router.
+	for range binlog.MaxReplayedRun {
+		e.exec("INSERT INTO orders (customer, total) VALUES ('filler', 1)")
+	}
+	write(1) // read once the router has read the fillers
+	delivered("before the long replay")
+	killDump(t, e)
+	if code := r.wait(time.Minute); code != 2 {
+		t.Fatalf("a replay past %d transactions: exit code %d, want 2", binlog.MaxReplayedRun, code)
+	}
+	line := r.lastLogLine("binlog-router stopped")
+	for _, want := range []string{fmt.Sprintf("binlog server %s (version %s)", proxy.addr(), server),
+		"the server ignores the GTID position it was asked to start from",
+		fmt.Sprintf("it sent %d transactions in a row", binlog.MaxReplayedRun+1), "not published again", `"exit_code":2`} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the stop's log line lacks %q:\n%s", want, line)
+		}
+	}
+	v := checkDelivery(t, committedRows(t, e.db), col.settle(t, 2*time.Second), nil)
+	t.Logf("after the stop: %s", v)
+}
+
+// killDump cuts the router's binlog dump connection and waits for the
+// router's next one.
+func killDump(t *testing.T, e *env) {
+	t.Helper()
+	id := dumpThread(t, e.db, 0)
+	e.exec(fmt.Sprintf("KILL CONNECTION %d", id))
+	dumpThread(t, e.db, id)
+}
+
+// checkReplayedRuns waits until the current router process has logged at
+// least want runs of skipped transactions, checks that each names the
+// server and its range, and that the skipped transactions metric is the
+// sum of the runs.
+func checkReplayedRuns(t *testing.T, r *router, addr, version string, want int) {
+	t.Helper()
+	out := func() string { return r.out.String()[r.mark:] }
+	eventually(t, 30*time.Second, "the log line of a run of skipped transactions", func() bool {
+		return strings.Count(out(), replayedWarning) >= want
+	})
+	total := 0
+	for _, line := range strings.Split(out(), "\n") {
+		if !strings.Contains(line, replayedWarning) {
+			continue
+		}
+		var run struct {
+			Level         string `json:"level"`
+			Server        string `json:"server"`
+			ServerVersion string `json:"server_version"`
+			FirstGTID     string `json:"first_gtid"`
+			LastGTID      string `json:"last_gtid"`
+			Transactions  int    `json:"transactions"`
+		}
+		if err := json.Unmarshal([]byte(line), &run); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if run.Level != "warn" || run.Server != addr || run.ServerVersion != version || run.FirstGTID == "" ||
+			run.LastGTID == "" || run.Transactions < 30 {
+			t.Errorf("a run of skipped transactions logged as %s", line)
+		}
+		total += run.Transactions
+	}
+	base := "http://" + currentMetricsAddr(t, r)
+	if got := metricValue(t, base, "binlog_router_binlog_transactions_skipped_total"); int(got) != total {
+		t.Errorf("binlog_router_binlog_transactions_skipped_total = %v, want %d (the runs logged)", got, total)
+	}
+	t.Logf("runs of skipped transactions logged: %d, transactions skipped: %d", strings.Count(out(), replayedWarning), total)
+}
+
+// currentMetricsAddr is the /metrics address of the current router
+// process (metricsAddr finds the first process's).
+func currentMetricsAddr(t *testing.T, r *router) string {
+	t.Helper()
+	re := regexp.MustCompile(`"metrics_addr":"([^"]+)"`)
+	var addr string
+	eventually(t, 30*time.Second, "the router's metrics address", func() bool {
+		if m := re.FindStringSubmatch(r.out.String()[r.mark:]); m != nil {
+			addr = m[1]
+		}
+		return addr != ""
+	})
+	return addr
+}
