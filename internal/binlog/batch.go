@@ -17,8 +17,10 @@ import (
 // without outbox rows, so that the receiver's GTID set advances over every
 // transaction: after the rows are published, Txn.AddTo for each of Done
 // moves a GTID set past them. Open reports that the batch ends inside a
-// transaction whose remaining rows follow in later batches; a checkpoint
-// must not be taken until it is done.
+// transaction whose remaining rows follow in later batches: a GTID set
+// must not move past it until it is done. A checkpoint inside it names it
+// and how many of its rows were published instead (Reader.RunResume takes
+// that position back).
 type Batch struct {
 	Rows      []OutboxRow
 	Done      []*Txn
