@@ -156,7 +156,7 @@ func (r *Reader) RunResume(ctx context.Context, from *gtid.Set, resume Resume, q
 		rows:     newUndecoded(),
 		xa:       &xaState{prepared: slices.Clone(r.prepared), reread: r},
 		replay: &replayGuard{have: delivered, server: r.cfg.Addr, version: r.server.Version,
-			observer: r.cfg.Observer, log: r.log},
+			inexact: !r.server.GTIDStrict, observer: r.cfg.Observer, log: r.log},
 	}
 	defer s.replay.endRun()
 	if resume.GTID != "" && resume.Rows > 0 {

@@ -76,6 +76,12 @@ type replayGuard struct {
 	observer Observer
 	log      zerolog.Logger
 
+	// inexact is set for a MariaDB server without gtid_strict_mode: there
+	// a GTID below its domain's position may be new (logged out of order),
+	// so nothing is skipped and a replaying source is not detected; a
+	// duplicate is preferred to a lost row.
+	inexact bool
+
 	start       string // the set the current connection asked to start after
 	first, last string // the current run
 	n           int
@@ -92,7 +98,7 @@ func (g *replayGuard) connected() {
 // current run. The error is the *PositionIgnoredError of a run past
 // MaxReplayedRun.
 func (g *replayGuard) skip(t *Txn) (bool, error) {
-	if !covered(g.have, t.id) {
+	if g.inexact || !covered(g.have, t.id) {
 		g.endRun()
 		return false, nil
 	}

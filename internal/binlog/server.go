@@ -21,6 +21,7 @@ type Server struct {
 	RowImage    string      // @@binlog_row_image
 	RowMetadata string      // @@binlog_row_metadata ("" when the server has none)
 	GTIDMode    string      // @@gtid_mode (MySQL); "ON" for MariaDB, which always has GTIDs
+	GTIDStrict  bool        // MariaDB @@gtid_strict_mode (sequence numbers grow within a domain); true for MySQL, whose GTID sets are exact
 	Executed    *gtid.Set   // MySQL @@gtid_executed; MariaDB @@gtid_binlog_pos
 	Purged      *gtid.Set   // MySQL @@gtid_purged; empty for MariaDB
 
@@ -52,10 +53,11 @@ func Inspect(ctx context.Context, db *sql.DB) (*Server, error) {
 	switch s.Flavor {
 	case gtid.MariaDB:
 		s.GTIDMode = "ON"
-		if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&executed); err != nil {
+		if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos, @@gtid_strict_mode").Scan(&executed, &s.GTIDStrict); err != nil {
 			return nil, fmt.Errorf("reading @@gtid_binlog_pos: %w", err)
 		}
 	default:
+		s.GTIDStrict = true
 		if err := db.QueryRowContext(ctx, "SELECT @@server_uuid, @@gtid_mode, @@gtid_executed, @@gtid_purged").
 			Scan(&s.ServerUUID, &s.GTIDMode, &executed, &purged); err != nil {
 			return nil, fmt.Errorf("reading GTID state: %w", err)
