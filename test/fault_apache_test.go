@@ -138,10 +138,11 @@ func apacheOutages(t *testing.T, rng *rand.Rand, e *env, name string, outages []
 	peak := rss.stop()
 	v := finishRun(t, e.db, l, col, r, 2*time.Minute)
 	t.Logf("broker %s, %d outages, kafka errors that started a new session %d (lost commit answers: %d committed, %d aborted; "+
-		"sessions that waited for the checkpoint partition to settle %d), router peak RSS %.0f MiB, %s",
+		"sessions that waited for the checkpoint partition to settle %d, that found it unsettled %d, that read a checkpoint behind an acknowledged one %d), router peak RSS %.0f MiB, %s",
 		e.brokerName(), len(outages), r.logCount("kafka error; resuming from the committed checkpoint"),
 		r.logCount("the commit whose answer was lost was committed"), r.logCount("the commit whose answer was lost was aborted"),
-		r.logCount("the checkpoint partition had a transaction open"), peak, v)
+		r.logCount("the checkpoint partition had a transaction open"), r.logCount("neither committed nor aborted"),
+		r.logCount("the checkpoint read is behind one Kafka acknowledged"), peak, v)
 	if peak > rssLimitMB() {
 		t.Errorf("router RSS reached %.0f MiB during the outages, limit %.0f MiB", peak, rssLimitMB())
 	}
