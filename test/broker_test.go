@@ -117,7 +117,7 @@ func privateApacheProxied(t testing.TB, cfg devenv.ApacheKafkaConfig) (*devenv.K
 	}
 	cfg.ExtraListeners = map[string]string{proxiedListener: "PLAINTEXT"}
 	cfg.Advertise = func(_ string, node int) string { return proxies[node].addr() }
-	k := devenv.NewApacheKafka(t, cfg)
+	k := newPrivateApache(t, cfg)
 	for i, addr := range k.Apache.ListenerAddrs(proxiedListener) {
 		proxies[i].setTarget(addr)
 	}
@@ -159,5 +159,20 @@ func privateApache(t *testing.T, cfg devenv.ApacheKafkaConfig) *devenv.Kafka {
 	if !onApache() {
 		t.Skipf("runs on the Apache Kafka pass (%s=apache)", brokerEnv)
 	}
-	return devenv.NewApacheKafka(t, cfg)
+	return newPrivateApache(t, cfg)
+}
+
+// newPrivateApache starts the cluster of privateApache; a failed test
+// keeps its nodes' logs (keepLog).
+func newPrivateApache(t testing.TB, cfg devenv.ApacheKafkaConfig) *devenv.Kafka {
+	t.Helper()
+	k := devenv.NewApacheKafka(t, cfg)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i := range k.Apache.Brokers() {
+				keepLog(t, fmt.Sprintf("kafka-node%d", i), k.Apache.LogTail(i, 1<<30))
+			}
+		}
+	})
+	return k
 }

@@ -80,31 +80,31 @@ func startProcess(t testing.TB, command string, env, args []string) *router {
 		r.kill()
 		if t.Failed() {
 			t.Logf("router log:\n%s", tail(r.out.String(), 60))
-			keepLog(t, r.out.String())
+			keepLog(t, "router", r.out.String())
 		}
 	})
 	return r
 }
 
-// keepLog writes a failed test's whole router log into the directory
-// BINLOG_ROUTER_TEST_LOGS names, if set, for a failure that its last
-// lines do not explain.
-func keepLog(t testing.TB, log string) {
+// keepLog writes a failed test's whole log of what (the router, a Kafka
+// node) into the directory BINLOG_ROUTER_TEST_LOGS names, if set, for a
+// failure that its last lines do not explain.
+func keepLog(t testing.TB, what, log string) {
 	dir := os.Getenv("BINLOG_ROUTER_TEST_LOGS")
 	if dir == "" {
 		return
 	}
-	f, err := os.CreateTemp(dir, strings.NewReplacer("/", "_").Replace(t.Name())+"-*.log")
+	f, err := os.CreateTemp(dir, strings.NewReplacer("/", "_").Replace(t.Name())+"-"+what+"-*.log")
 	if err != nil {
-		t.Logf("keeping the router log: %v", err)
+		t.Logf("keeping the %s log: %v", what, err)
 		return
 	}
 	defer f.Close()
 	if _, err := f.WriteString(log); err != nil {
-		t.Logf("keeping the router log: %v", err)
+		t.Logf("keeping the %s log: %v", what, err)
 		return
 	}
-	t.Logf("router log kept in %s", f.Name())
+	t.Logf("%s log kept in %s", what, f.Name())
 }
 
 func (r *router) start() {
