@@ -68,12 +68,12 @@ var flagTable = []flagSpec{
 
 	// The records.
 	flagOf(Router, "topic-template", "", "topic template; placeholders {event_type} {aggregate_type} {database} {table} (default "+route.DefaultTopicTemplate+"; debezium preset "+schema.DebeziumTopicTemplate+")", func(c *Config) *string { return &c.TopicTemplate }).documented(route.DefaultTopicTemplate),
-	flagOf(Router, "validate-json", true, "reject payloads that are not valid JSON", func(c *Config) *bool { return &c.ValidateJSON }),
-	flagOf(Router, "require-uuid", true, "reject event ids that are not UUIDs", func(c *Config) *bool { return &c.RequireUUID }),
+	flagOf(Router, "validate-json", route.DefaultConfig().ValidateJSON, "reject payloads that are not valid JSON", func(c *Config) *bool { return &c.ValidateJSON }),
+	flagOf(Router, "require-uuid", route.DefaultConfig().RequireUUID, "reject event ids that are not UUIDs", func(c *Config) *bool { return &c.RequireUUID }),
 	flagOf(Router, "uuid-binary-layout", string(binlog.DefaultUUIDBinary), "how a 16-byte binary event id (BINARY(16), VARBINARY) holds a UUID: standard (UUID_TO_BIN(x), UNHEX) or swapped (MySQL's UUID_TO_BIN(x, 1)); MariaDB's UUID type is always read as it is", func(c *Config) *string { return &c.UUIDBinaryLayout }),
 	flagOf(Router, "datetime-zone", "", "time zone of a DATETIME created_at column: an IANA name (Europe/Berlin), UTC or an offset (+05:00); default the server's time_zone", func(c *Config) *string { return &c.DatetimeZone }),
 	flagOf(Router, "auto-create-topics", relay.DefaultAutoCreateTopics, "let the brokers create missing topics (if they allow it)", func(c *Config) *bool { return &c.AutoCreateTopics }),
-	flagOf(Router, "compression", "snappy", "record batch compression: none, snappy, lz4, zstd or gzip", func(c *Config) *string { return &c.Compression }),
+	flagOf(Router, "compression", defaultCompression, "record batch compression: none, snappy, lz4, zstd or gzip", func(c *Config) *string { return &c.Compression }),
 
 	// Delivery, commits and the pipeline's bounds.
 	flagOf(Router, "start", relay.DefaultStart, "start without a checkpoint: earliest, latest or gtid:<set>", func(c *Config) *string { return &c.Start }).ignoredBy(CmdReplay),
