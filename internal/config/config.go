@@ -36,13 +36,14 @@ type Config struct {
 	DatetimeZone     string   // --datetime-zone: time zone of DATETIME created_at values ("" = the server's)
 	AutoCreateTopics bool     // --auto-create-topics
 
-	Name            string        // --name
-	CheckpointTopic string        // --checkpoint-topic
-	Start           string        // --start earliest|latest|gtid:<set>
-	Delivery        string        // --delivery exactly-once|at-least-once
-	CommitRecords   int           // --commit-records
-	CommitInterval  time.Duration // --commit-interval
-	IdleCheckpoint  time.Duration // --idle-checkpoint
+	Name            string // --name
+	CheckpointTopic string // --checkpoint-topic
+	Start           string // --start earliest|latest|gtid:<set>
+	Delivery        string // --delivery exactly-once|at-least-once
+	// Cadence is --commit-records, --commit-interval and
+	// --idle-checkpoint: the relay's own struct, the flags' destination,
+	// handed to it whole (replay takes its CommitRecords).
+	relay.Cadence
 
 	EventCache         int           // --event-cache
 	Compression        string        // --compression none|snappy|lz4|zstd|gzip

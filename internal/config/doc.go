@@ -47,9 +47,10 @@
 // Validate checks the flags against one table of bounds (validate.go):
 // each row a flag, its value, what is allowed and the error, which names
 // the flag and the fix. build.go turns the Config into each component's
-// config (ReaderConfig, RelayConfig, ReplayConfig, ValidateConfig); the
-// producer bounds are relay.ProducerLimits, embedded in Config and handed
-// whole to the relay and to replay.
+// config (ReaderConfig, RelayConfig, ReplayConfig, ValidateConfig). The
+// commit cadence (relay.Cadence) and the producer bounds
+// (relay.ProducerLimits) are the relay's own structs, embedded in Config
+// and handed over whole.
 //
 // # Secrets
 //

@@ -15,7 +15,8 @@ import (
 //
 //  1. Its destination: a field of Config (config.go) whose comment names
 //     the flag; or a field of a component's struct that Config embeds
-//     (relay.ProducerLimits), which reaches the component as it is.
+//     (relay.Cadence, relay.ProducerLimits), which reaches the component
+//     as it is.
 //  2. Its default, written once: when a component takes the setting, a
 //     Default constant beside the component's field
 //     (relay.DefaultCommitRecords), which the component's zero-value

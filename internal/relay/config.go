@@ -46,20 +46,14 @@ type Config struct {
 	Kafka []kgo.Opt
 	Route route.Config // how rows become records
 
-	// CommitRecords and CommitInterval bound a Kafka transaction (or, at
-	// least once, the rows between checkpoints): the interval is the
-	// usual bound; the count caps a catch-up's transactions, each commit
-	// being a flush barrier.
-	CommitRecords  int           // default DefaultCommitRecords
-	CommitInterval time.Duration // default DefaultCommitInterval
+	// Cadence bounds each Kafka transaction and paces the checkpoint
+	// (--commit-records, --commit-interval, --idle-checkpoint).
+	Cadence
 	// CommitLinger is the least time between two commits made because
 	// the reader had nothing more: under a steady trickle of small
 	// transactions it lets a few share one Kafka transaction instead of
 	// paying one each. Default DefaultCommitLinger; negative disables.
 	CommitLinger time.Duration
-	// IdleCheckpoint is how often the checkpoint advances over
-	// transactions without outbox rows. Default DefaultIdleCheckpoint.
-	IdleCheckpoint time.Duration
 	// KafkaTimeout bounds how long a record, flush or transaction end may
 	// wait for Kafka; past it the relay stops with an error (nothing is
 	// dropped: the checkpoint stays before the undelivered records).
@@ -97,6 +91,21 @@ type Config struct {
 	Version string
 	Logger  zerolog.Logger
 	Metrics Metrics
+}
+
+// Cadence is how often the relay commits: one struct from the command
+// line (config.Config embeds it) to the relay. Zero or negative values
+// take the defaults noted.
+type Cadence struct {
+	// CommitRecords and CommitInterval bound a Kafka transaction (or, at
+	// least once, the rows between checkpoints): the interval is the
+	// usual bound; the count caps a catch-up's transactions, each commit
+	// being a flush barrier.
+	CommitRecords  int           // --commit-records; default DefaultCommitRecords
+	CommitInterval time.Duration // --commit-interval; default DefaultCommitInterval
+	// IdleCheckpoint is how often the checkpoint advances over
+	// transactions without outbox rows. Default DefaultIdleCheckpoint.
+	IdleCheckpoint time.Duration // --idle-checkpoint
 }
 
 // ProducerLimits bound the Kafka producer of the relay and of replay:
