@@ -116,23 +116,7 @@ func runReplay(ctx context.Context, cfg *config.Config, log zerolog.Logger) (rep
 	}
 	defer reader.Close()
 	server := reader.Server()
-	rc := replay.Config{
-		FromTime:           rf.FromTime.Time,
-		ToTime:             rf.ToTime.Time,
-		Route:              cfg.RouteConfig(),
-		TopicPrefix:        rf.TopicPrefix,
-		DryRun:             rf.DryRun,
-		Out:                os.Stdout,
-		Kafka:              cfg.KafkaOpts(),
-		TransactionalID:    rf.TransactionalID,
-		CommitRecords:      cfg.CommitRecords,
-		TransactionTimeout: cfg.TransactionTimeout,
-		MaxBufferedRecords: cfg.MaxBufferedRecords,
-		MaxBufferedBytes:   cfg.MaxBufferedBytes,
-		MaxMessageBytes:    cfg.MaxMessageBytes,
-		AutoCreateTopics:   cfg.AutoCreateTopics,
-		Logger:             log,
-	}
+	rc := cfg.ReplayConfig(log, os.Stdout)
 	if rf.FromGTID.Given && strings.TrimSpace(rf.FromGTID.Value) != "" {
 		if rc.From, err = gtid.Parse(server.Flavor, rf.FromGTID.Value); err != nil {
 			return replay.Summary{}, &refusedSetError{fmt.Errorf("--from-gtid: %w", err)}

@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rs/zerolog"
-
 	"github.com/binlog-router/binlog-router/internal/config"
-	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/validate"
 )
 
@@ -38,23 +35,7 @@ func cmdValidate(ctx context.Context, args []string) int {
 	for _, w := range cfg.Warnings() {
 		checks = append(checks, securityWarning(w))
 	}
-	checks = append(checks, validate.Run(ctx, validate.Config{
-		MySQL:           cfg.ReaderConfig(zerolog.Nop(), nil),
-		Kafka:           cfg.KafkaOpts(),
-		Brokers:         cfg.KafkaBrokers,
-		KafkaAuth:       cfg.CheckKafkaAuth,
-		Name:            cfg.Name,
-		CheckpointTopic: cfg.CheckpointTopic,
-		Start:           cfg.Start,
-		ExactlyOnce:     cfg.Delivery == string(relay.ExactlyOnce),
-		MaxMessageBytes: cfg.MaxMessageBytes,
-		TopicTemplate:   cfg.TopicTemplate,
-		DeadLetterTopic: deadLetterTopic(&cfg),
-
-		AllowMissingTable: cfg.AllowMissingTable,
-		RequireUUID:       cfg.RequireUUID,
-		ValidateJSON:      cfg.ValidateJSON,
-	})...)
+	checks = append(checks, validate.Run(ctx, cfg.ValidateConfig())...)
 	for _, c := range checks {
 		fmt.Println(c)
 	}
@@ -94,12 +75,4 @@ func securityWarning(w string) validate.Check {
 		}
 	}
 	return c
-}
-
-// deadLetterTopic is the dead-letter topic when rows go there, else "".
-func deadLetterTopic(cfg *config.Config) string {
-	if cfg.OnInvalid == string(relay.InvalidDeadLetter) {
-		return cfg.DeadLetterTopic
-	}
-	return ""
 }

@@ -17,20 +17,20 @@ type Config struct {
 	User     string      // replication user
 	Password string      // its password (never logged)
 	TLS      *tls.Config // nil: plain TCP
-	ServerID uint32      // replica server id, unique among the server's replicas; default 1001
+	ServerID uint32      // replica server id, unique among the server's replicas; default DefaultServerID
 
 	Tables  []schema.TableName // outbox tables; at least one
 	Columns schema.Columns     // outbox column names
 
 	// UUIDBinary is how a 16-byte binary event id (BINARY(16),
 	// VARBINARY) holds a UUID (--uuid-binary-layout); default
-	// UUIDStandard. MariaDB's UUID type is always read in text order.
+	// DefaultUUIDBinary. MariaDB's UUID type is always read in text order.
 	UUIDBinary UUIDBinary
 	// DatetimeZone is the time zone of DATETIME created_at values
 	// (--datetime-zone); nil: the server's (Server.DatetimeZone).
 	DatetimeZone *time.Location
 
-	OnUpdate UpdatePolicy // UPDATE of an outbox row; default UpdateWarn
+	OnUpdate UpdatePolicy // UPDATE of an outbox row; default DefaultOnUpdate
 	Observer Observer     // counts; default no-op
 	// Guard, if set, sees the rows events and statements of every other
 	// table (see TableGuard); default none.
@@ -38,7 +38,8 @@ type Config struct {
 
 	// EventCache is how many parsed binlog events may wait between the
 	// network reader and the stream (go-mysql's EventCacheCount); with the
-	// queue limits it bounds the reader's memory. Default 16.
+	// queue limits it bounds the reader's memory. Default
+	// DefaultEventCache.
 	EventCache int
 
 	// Heartbeat is the period at which an idle server sends heartbeats.
@@ -54,21 +55,31 @@ type Config struct {
 	Logger zerolog.Logger
 }
 
+// The defaults of Config: the one definition of each, which the command
+// line's flag table (internal/config) takes too.
+const (
+	DefaultServerID   = 1001
+	DefaultOnUpdate   = UpdateWarn
+	DefaultUUIDBinary = UUIDStandard
+	DefaultEventCache = 16
+)
+
+// setDefaults sets every field left zero to its default.
 func (c *Config) setDefaults() {
 	if c.ServerID == 0 {
-		c.ServerID = 1001
+		c.ServerID = DefaultServerID
 	}
 	if c.OnUpdate == "" {
-		c.OnUpdate = UpdateWarn
+		c.OnUpdate = DefaultOnUpdate
 	}
 	if c.UUIDBinary == "" {
-		c.UUIDBinary = UUIDStandard
+		c.UUIDBinary = DefaultUUIDBinary
 	}
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
 	}
 	if c.EventCache <= 0 {
-		c.EventCache = 16
+		c.EventCache = DefaultEventCache
 	}
 	if c.Heartbeat <= 0 {
 		c.Heartbeat = time.Second

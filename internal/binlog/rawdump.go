@@ -21,7 +21,7 @@ type RawDumpConfig struct {
 	ServerID   uint32      // the connection's replica server id, unique on the server
 	Flavor     gtid.Flavor // the server's flavor
 	Start      string      // the GTID set to stream after, in the server's syntax
-	EventCache int         // go-mysql's event channel; default 16, as --event-cache
+	EventCache int         // go-mysql's event channel; default DefaultEventCache, as --event-cache
 }
 
 // RawEvent is one binlog event as the server sent it: its header fields and
@@ -57,7 +57,7 @@ func RawDump(ctx context.Context, cfg RawDumpConfig, fn func(RawEvent) bool) err
 		return fmt.Errorf("raw dump: start %q: %w", cfg.Start, err)
 	}
 	if cfg.EventCache <= 0 {
-		cfg.EventCache = 16
+		cfg.EventCache = DefaultEventCache
 	}
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
 		ServerID:         cfg.ServerID,

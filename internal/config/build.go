@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 
 	"github.com/rs/zerolog"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/replay"
+	"github.com/binlog-router/binlog-router/internal/validate"
 )
 
 // KafkaOpts are the options of every Kafka client: the seed brokers
@@ -88,14 +91,10 @@ func (c *Config) RelayConfig(log zerolog.Logger, version string, m relay.Metrics
 		Start:              c.Start,
 		Kafka:              c.KafkaOpts(),
 		Route:              c.RouteConfig(),
-		CommitRecords:      c.CommitRecords,
-		CommitInterval:     c.CommitInterval,
-		IdleCheckpoint:     c.IdleCheckpoint,
+		Cadence:            c.Cadence,
 		TransactionTimeout: c.TransactionTimeout,
 		KafkaTimeout:       c.KafkaTimeout,
-		MaxBufferedRecords: c.MaxBufferedRecords,
-		MaxBufferedBytes:   c.MaxBufferedBytes,
-		MaxMessageBytes:    c.MaxMessageBytes,
+		ProducerLimits:     c.ProducerLimits,
 		AutoCreateTopics:   &auto,
 		ShutdownTimeout:    c.ShutdownTimeout,
 		OnInvalid:          relay.InvalidPolicy(c.OnInvalid),
@@ -107,4 +106,54 @@ func (c *Config) RelayConfig(log zerolog.Logger, version string, m relay.Metrics
 		Logger:             log,
 		Metrics:            m,
 	}
+}
+
+// ReplayConfig is replay's configuration, but for the range's GTID sets
+// (From, To), which only the source server can parse: the records are
+// built as RouteConfig builds the router's, produced with the router's
+// Kafka options and bounds, and a dry run prints them on out. Call after
+// Validate, with Replay.TransactionalID set.
+func (c *Config) ReplayConfig(log zerolog.Logger, out io.Writer) replay.Config {
+	return replay.Config{
+		FromTime:           c.Replay.FromTime.Time,
+		ToTime:             c.Replay.ToTime.Time,
+		Route:              c.RouteConfig(),
+		TopicPrefix:        c.Replay.TopicPrefix,
+		DryRun:             c.Replay.DryRun,
+		Out:                out,
+		Kafka:              c.KafkaOpts(),
+		TransactionalID:    c.Replay.TransactionalID,
+		CommitRecords:      c.CommitRecords,
+		TransactionTimeout: c.TransactionTimeout,
+		ProducerLimits:     c.ProducerLimits,
+		AutoCreateTopics:   c.AutoCreateTopics,
+		Logger:             log,
+	}
+}
+
+// ValidateConfig is what `binlog-router validate` checks: the settings
+// run would start with, the relay's defaults applied as the relay applies
+// them. Call after Validate.
+func (c *Config) ValidateConfig() validate.Config {
+	rc := relay.Config{Name: c.Name, CheckpointTopic: c.CheckpointTopic, Start: c.Start, ProducerLimits: c.ProducerLimits}.WithDefaults()
+	cfg := validate.Config{
+		MySQL:           c.ReaderConfig(zerolog.Nop(), nil),
+		Kafka:           c.KafkaOpts(),
+		Brokers:         c.KafkaBrokers,
+		KafkaAuth:       c.CheckKafkaAuth,
+		Name:            rc.Name,
+		CheckpointTopic: rc.CheckpointTopic,
+		Start:           rc.Start,
+		ExactlyOnce:     c.Delivery == string(relay.ExactlyOnce),
+		MaxMessageBytes: rc.MaxMessageBytes,
+		TopicTemplate:   c.TopicTemplate,
+
+		AllowMissingTable: c.AllowMissingTable,
+		RequireUUID:       c.RequireUUID,
+		ValidateJSON:      c.ValidateJSON,
+	}
+	if c.OnInvalid == string(relay.InvalidDeadLetter) {
+		cfg.DeadLetterTopic = c.DeadLetterTopic
+	}
+	return cfg
 }

@@ -7,9 +7,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// compressionCodecs are the values of --compression. The default, snappy,
-// costs the router little CPU and spares the brokers about half the bytes
-// of JSON payloads; zstd compresses better for more CPU.
+// defaultCompression is the default of --compression: snappy costs the
+// router little CPU and spares the brokers about half the bytes of JSON
+// payloads; zstd compresses better for more CPU.
+const defaultCompression = "snappy"
+
+// compressionCodecs are the values of --compression.
 var compressionCodecs = map[string]kgo.CompressionCodec{
 	"none":   kgo.NoCompression(),
 	"snappy": kgo.SnappyCompression(),

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -37,23 +36,25 @@ type Config struct {
 	DatetimeZone     string   // --datetime-zone: time zone of DATETIME created_at values ("" = the server's)
 	AutoCreateTopics bool     // --auto-create-topics
 
-	Name            string        // --name
-	CheckpointTopic string        // --checkpoint-topic
-	Start           string        // --start earliest|latest|gtid:<set>
-	Delivery        string        // --delivery exactly-once|at-least-once
-	CommitRecords   int           // --commit-records
-	CommitInterval  time.Duration // --commit-interval
-	IdleCheckpoint  time.Duration // --idle-checkpoint
+	Name            string // --name
+	CheckpointTopic string // --checkpoint-topic
+	Start           string // --start earliest|latest|gtid:<set>
+	Delivery        string // --delivery exactly-once|at-least-once
+	// Cadence is --commit-records, --commit-interval and
+	// --idle-checkpoint: the relay's own struct, the flags' destination,
+	// handed to it whole (replay takes its CommitRecords).
+	relay.Cadence
 
 	EventCache         int           // --event-cache
-	MaxBufferedRecords int           // --max-buffered-records
-	MaxBufferedBytes   int           // --max-buffered-bytes
-	MaxMessageBytes    int           // --max-message-bytes
 	Compression        string        // --compression none|snappy|lz4|zstd|gzip
 	MemoryLimit        int64         // --memory-limit: the Go runtime's soft memory limit (GOMEMLIMIT wins)
 	TransactionTimeout time.Duration // --transaction-timeout
 	KafkaTimeout       time.Duration // --kafka-timeout
 	ShutdownTimeout    time.Duration // --shutdown-timeout
+	// ProducerLimits are --max-buffered-records, --max-buffered-bytes and
+	// --max-message-bytes: the relay's and replay's own struct, the
+	// flags' destination, handed to them whole.
+	relay.ProducerLimits
 
 	MetricsAddr string        // --metrics-addr: serve /metrics, /healthz, /readyz here ("" = off)
 	HA          bool          // --ha: elect one active router per name through a Kafka group
@@ -118,69 +119,6 @@ type CheckpointFlags struct {
 type SchemaFlags struct {
 	Flavor string // --flavor mysql|mariadb
 	Table  string // --table: table name, optionally db.table
-}
-
-// Validate resolves the preset, secret files and TLS/SASL settings (see
-// ValidateConnection) and checks every field, returning all problems at
-// once.
-func (c *Config) Validate() error {
-	var errs []error
-	if err := c.ValidateConnection(); err != nil {
-		errs = append(errs, err)
-	}
-	preset, err := schema.PresetByName(c.Preset)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--preset: %w", err))
-	}
-	c.Columns = mergeColumns(preset.Columns, c.Columns)
-	if c.TopicTemplate == "" {
-		c.TopicTemplate = preset.TopicTemplate
-	}
-	if err := c.Columns.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if len(c.OutboxTables) == 0 {
-		errs = append(errs, errors.New("no outbox table: set --outbox-table db.table"))
-	}
-	for _, t := range c.OutboxTables {
-		if _, err := schema.ParseTableName(t); err != nil {
-			errs = append(errs, fmt.Errorf("--outbox-table: %w", err))
-		}
-	}
-	if len(c.KafkaBrokers) == 0 {
-		errs = append(errs, errors.New("no Kafka brokers: set --kafka-brokers host:port"))
-	}
-	if _, err := route.New(c.RouteConfig()); err != nil {
-		errs = append(errs, fmt.Errorf("--topic-template: %w", err))
-	}
-	if c.OnUpdate != string(binlog.UpdateWarn) && c.OnUpdate != string(binlog.UpdateFail) {
-		errs = append(errs, fmt.Errorf("--on-update %q: use warn or fail", c.OnUpdate))
-	}
-	if c.UUIDBinaryLayout != string(binlog.UUIDStandard) && c.UUIDBinaryLayout != string(binlog.UUIDSwapped) {
-		errs = append(errs, fmt.Errorf("--uuid-binary-layout %q: use standard or swapped", c.UUIDBinaryLayout))
-	}
-	if _, err := c.datetimeZone(); err != nil {
-		errs = append(errs, err)
-	}
-	if c.OnInvalid != string(relay.InvalidFail) && c.OnInvalid != string(relay.InvalidDeadLetter) {
-		errs = append(errs, fmt.Errorf("--on-invalid %q: use fail or dead-letter", c.OnInvalid))
-	}
-	if c.Delivery != string(relay.ExactlyOnce) && c.Delivery != string(relay.AtLeastOnce) {
-		errs = append(errs, fmt.Errorf("--delivery %q: use exactly-once or at-least-once", c.Delivery))
-	}
-	if _, err := c.compression(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := relay.CheckStart(c.Start); err != nil {
-		errs = append(errs, err)
-	}
-	if c.ServerID == 0 || c.ServerID > 1<<32-1 {
-		errs = append(errs, fmt.Errorf("--server-id %d: use 1 to 4294967295, unique among the server's replicas", c.ServerID))
-	}
-	if c.Name == "" {
-		errs = append(errs, errors.New("--name is empty"))
-	}
-	return errors.Join(errs...)
 }
 
 // Tables returns the parsed outbox tables; call after Validate.

@@ -5,9 +5,31 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/logging"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
+	"github.com/binlog-router/binlog-router/internal/schema"
 )
+
+// Adding a flag:
+//
+//  1. Its destination: a field of Config (config.go) whose comment names
+//     the flag; or a field of a component's struct that Config embeds
+//     (relay.Cadence, relay.ProducerLimits), which reaches the component
+//     as it is.
+//  2. Its default, written once: when a component takes the setting, a
+//     Default constant beside the component's field
+//     (relay.DefaultCommitRecords), which the component's zero-value
+//     fallback (setDefaults) takes too; else the literal in its entry.
+//  3. One entry in flagTable: the commands (Router for a flag of run),
+//     name, default, usage and destination. The command line, -h, the
+//     BINLOG_ROUTER_* variable and the config-file key follow from it.
+//  4. If some values are wrong, a row of the bounds table (validate.go).
+//  5. Its hand-over: a line of build.go from the Config field to the
+//     component's (none for a field of an embedded struct), or the
+//     command of cmd/binlog-router that reads it.
+//  6. A row of a flag table of the docs with the same default: a test of
+//     this package compares them with flagTable.
 
 // flagTable is every flag of every command, written once: name,
 // commands, default, usage and destination. Register, ApplyEnv and the
@@ -23,15 +45,15 @@ var flagTable = []flagSpec{
 	flagOf(Router, "kafka-brokers", []string{"127.0.0.1:9092"}, "Kafka bootstrap brokers, comma separated", func(c *Config) *[]string { return &c.KafkaBrokers }),
 	flagOf(Router, "name", relay.DefaultName, "router name: checkpoint key and Kafka transactional id", func(c *Config) *string { return &c.Name }),
 	flagOf(Router, "checkpoint-topic", checkpoint.DefaultTopic, "compacted topic holding checkpoints", func(c *Config) *string { return &c.CheckpointTopic }).ignoredBy(CmdReplay),
-	flagOf(Router, "log-format", "json", "log format: json or console", func(c *Config) *string { return &c.LogFormat }),
+	flagOf(Router, "log-format", string(logging.JSON), "log format: json or console", func(c *Config) *string { return &c.LogFormat }),
 	flagOf(Router, "log-level", "info", "log level: debug, info, warn, error", func(c *Config) *string { return &c.LogLevel }),
 	flagOf(Router, configFlag, "", "YAML (.yaml, .yml) or TOML (.toml) file of flag-name keys and values; flags and "+EnvPrefix+"* variables override it", func(c *Config) *string { return &c.ConfigFile }),
 
 	// The outbox tables and their rows.
-	flagOf(Router, "server-id", uint(1001), "replica server id, unique among the source's replicas", func(c *Config) *uint { return &c.ServerID }).ignoredBy(CmdReplay),
+	flagOf(Router, "server-id", uint(binlog.DefaultServerID), "replica server id, unique among the source's replicas", func(c *Config) *uint { return &c.ServerID }).ignoredBy(CmdReplay),
 	flagOf(Router, "outbox-table", []string(nil), "outbox table db.table (repeatable)", func(c *Config) *[]string { return &c.OutboxTables }),
 	flagOf(Router, "allow-missing-table", false, "start although an outbox table does not exist yet (it is created later); the router still stops if a table with a close name appears", func(c *Config) *bool { return &c.AllowMissingTable }).ignoredBy(CmdReplay),
-	flagOf(Router|CmdSchema, "preset", "default", "outbox column preset: default or debezium", func(c *Config) *string { return &c.Preset }),
+	flagOf(Router|CmdSchema, "preset", schema.PresetDefault, "outbox column preset: default or debezium", func(c *Config) *string { return &c.Preset }),
 	flagOf(Router, "column-event-id", "", "event id column (overrides the preset)", func(c *Config) *string { return &c.Columns.EventID }).documented(fromPreset),
 	flagOf(Router, "column-aggregate-type", "", "aggregate type column", func(c *Config) *string { return &c.Columns.AggregateType }).documented(fromPreset),
 	flagOf(Router, "column-aggregate-id", "", "aggregate id column (the Kafka key)", func(c *Config) *string { return &c.Columns.AggregateID }).documented(fromPreset),
@@ -41,26 +63,26 @@ var flagTable = []flagSpec{
 	flagOf(Router, "column-schema-version", "", "schema version column", func(c *Config) *string { return &c.Columns.SchemaVersion }).documented(fromPreset),
 	flagOf(Router, "column-traceparent", "", "W3C traceparent column", func(c *Config) *string { return &c.Columns.Traceparent }).documented(fromPreset),
 	flagOf(Router, "column-headers", "", "JSON object column of extra headers", func(c *Config) *string { return &c.Columns.Headers }).documented(fromPreset),
-	flagOf(Router, "on-update", string(binlog.UpdateWarn), "UPDATE of an outbox row: warn or fail", func(c *Config) *string { return &c.OnUpdate }),
-	flagOf(Router, "on-invalid", string(relay.InvalidFail), "outbox row that cannot be routed: fail (stop) or dead-letter", func(c *Config) *string { return &c.OnInvalid }).ignoredBy(CmdReplay),
+	flagOf(Router, "on-update", string(binlog.DefaultOnUpdate), "UPDATE of an outbox row: warn or fail", func(c *Config) *string { return &c.OnUpdate }),
+	flagOf(Router, "on-invalid", string(relay.DefaultOnInvalid), "outbox row that cannot be routed: fail (stop) or dead-letter", func(c *Config) *string { return &c.OnInvalid }).ignoredBy(CmdReplay),
 	flagOf(Router, "dead-letter-topic", relay.DefaultDeadLetterTopic, "topic for rows that cannot be routed (with --on-invalid=dead-letter)", func(c *Config) *string { return &c.DeadLetterTopic }).ignoredBy(CmdReplay),
 
 	// The records.
-	flagOf(Router, "topic-template", "", "topic template; placeholders {event_type} {aggregate_type} {database} {table} (default outbox.event.{event_type}; debezium preset outbox.event.{aggregate_type})", func(c *Config) *string { return &c.TopicTemplate }).documented(route.DefaultTopicTemplate),
-	flagOf(Router, "validate-json", true, "reject payloads that are not valid JSON", func(c *Config) *bool { return &c.ValidateJSON }),
-	flagOf(Router, "require-uuid", true, "reject event ids that are not UUIDs", func(c *Config) *bool { return &c.RequireUUID }),
-	flagOf(Router, "uuid-binary-layout", string(binlog.UUIDStandard), "how a 16-byte binary event id (BINARY(16), VARBINARY) holds a UUID: standard (UUID_TO_BIN(x), UNHEX) or swapped (MySQL's UUID_TO_BIN(x, 1)); MariaDB's UUID type is always read as it is", func(c *Config) *string { return &c.UUIDBinaryLayout }),
+	flagOf(Router, "topic-template", "", "topic template; placeholders {event_type} {aggregate_type} {database} {table} (default "+route.DefaultTopicTemplate+"; debezium preset "+schema.DebeziumTopicTemplate+")", func(c *Config) *string { return &c.TopicTemplate }).documented(route.DefaultTopicTemplate),
+	flagOf(Router, "validate-json", route.DefaultConfig().ValidateJSON, "reject payloads that are not valid JSON", func(c *Config) *bool { return &c.ValidateJSON }),
+	flagOf(Router, "require-uuid", route.DefaultConfig().RequireUUID, "reject event ids that are not UUIDs", func(c *Config) *bool { return &c.RequireUUID }),
+	flagOf(Router, "uuid-binary-layout", string(binlog.DefaultUUIDBinary), "how a 16-byte binary event id (BINARY(16), VARBINARY) holds a UUID: standard (UUID_TO_BIN(x), UNHEX) or swapped (MySQL's UUID_TO_BIN(x, 1)); MariaDB's UUID type is always read as it is", func(c *Config) *string { return &c.UUIDBinaryLayout }),
 	flagOf(Router, "datetime-zone", "", "time zone of a DATETIME created_at column: an IANA name (Europe/Berlin), UTC or an offset (+05:00); default the server's time_zone", func(c *Config) *string { return &c.DatetimeZone }),
 	flagOf(Router, "auto-create-topics", relay.DefaultAutoCreateTopics, "let the brokers create missing topics (if they allow it)", func(c *Config) *bool { return &c.AutoCreateTopics }),
-	flagOf(Router, "compression", "snappy", "record batch compression: none, snappy, lz4, zstd or gzip", func(c *Config) *string { return &c.Compression }),
+	flagOf(Router, "compression", defaultCompression, "record batch compression: none, snappy, lz4, zstd or gzip", func(c *Config) *string { return &c.Compression }),
 
 	// Delivery, commits and the pipeline's bounds.
 	flagOf(Router, "start", relay.DefaultStart, "start without a checkpoint: earliest, latest or gtid:<set>", func(c *Config) *string { return &c.Start }).ignoredBy(CmdReplay),
-	flagOf(Router, "delivery", string(relay.ExactlyOnce), "exactly-once or at-least-once", func(c *Config) *string { return &c.Delivery }).ignoredBy(CmdReplay),
+	flagOf(Router, "delivery", string(relay.DefaultDelivery), "exactly-once or at-least-once", func(c *Config) *string { return &c.Delivery }).ignoredBy(CmdReplay),
 	flagOf(Router, "commit-records", relay.DefaultCommitRecords, "commit a Kafka transaction after this many records", func(c *Config) *int { return &c.CommitRecords }),
 	flagOf(Router, "commit-interval", relay.DefaultCommitInterval, "commit a Kafka transaction after this long", func(c *Config) *time.Duration { return &c.CommitInterval }).ignoredBy(CmdReplay),
 	flagOf(Router, "idle-checkpoint", relay.DefaultIdleCheckpoint, "advance the checkpoint over non-outbox transactions this often", func(c *Config) *time.Duration { return &c.IdleCheckpoint }).ignoredBy(CmdReplay),
-	flagOf(Router, "event-cache", 16, "binlog events buffered between network and decoding", func(c *Config) *int { return &c.EventCache }),
+	flagOf(Router, "event-cache", binlog.DefaultEventCache, "binlog events buffered between network and decoding", func(c *Config) *int { return &c.EventCache }),
 	flagOf(Router, "max-buffered-records", relay.DefaultMaxBufferedRecords, "Kafka producer buffer, records", func(c *Config) *int { return &c.MaxBufferedRecords }),
 	flagOf(Router, "max-buffered-bytes", relay.DefaultMaxBufferedBytes, "Kafka producer buffer, bytes", func(c *Config) *int { return &c.MaxBufferedBytes }),
 	flagOf(Router, "max-message-bytes", relay.DefaultMaxMessageBytes, "largest record batch sent; a topic whose max.message.bytes (or the brokers' message.max.bytes) is smaller gets smaller batches", func(c *Config) *int { return &c.MaxMessageBytes }),

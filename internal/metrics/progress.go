@@ -10,18 +10,27 @@ import (
 
 // ProgressConfig configures a Progress. Zero values take the defaults.
 type ProgressConfig struct {
-	// Every is the interval between progress lines. Default 10s.
+	// Every is the interval between progress lines. Default
+	// DefaultProgressEvery.
 	Every time.Duration
-	// MinLag is the lag above which progress is logged. Default 10s.
+	// MinLag is the lag above which progress is logged. Default
+	// DefaultProgressMinLag.
 	MinLag time.Duration
 }
 
+// The defaults of ProgressConfig.
+const (
+	DefaultProgressEvery  = 10 * time.Second
+	DefaultProgressMinLag = 10 * time.Second
+)
+
+// setDefaults sets every field left zero to its default.
 func (c *ProgressConfig) setDefaults() {
 	if c.Every <= 0 {
-		c.Every = 10 * time.Second
+		c.Every = DefaultProgressEvery
 	}
 	if c.MinLag <= 0 {
-		c.MinLag = 10 * time.Second
+		c.MinLag = DefaultProgressMinLag
 	}
 }
 

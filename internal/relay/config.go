@@ -38,28 +38,22 @@ const (
 // takes too.
 type Config struct {
 	Name            string   // router name: checkpoint key and transactional id; default DefaultName
-	Delivery        Delivery // default ExactlyOnce
+	Delivery        Delivery // default DefaultDelivery
 	CheckpointTopic string   // default checkpoint.DefaultTopic
-	Start           string   // without a checkpoint: StartEarliest (default), StartLatest or "gtid:<set>" (CheckStart)
+	Start           string   // without a checkpoint: StartEarliest, StartLatest or "gtid:<set>" (CheckStart); default DefaultStart
 	// Kafka are the options of every Kafka client (config's KafkaOpts:
 	// seed brokers, client id, record compression, TLS, SASL). Required.
 	Kafka []kgo.Opt
 	Route route.Config // how rows become records
 
-	// CommitRecords and CommitInterval bound a Kafka transaction (or, at
-	// least once, the rows between checkpoints): the interval is the
-	// usual bound; the count caps a catch-up's transactions, each commit
-	// being a flush barrier.
-	CommitRecords  int           // default DefaultCommitRecords
-	CommitInterval time.Duration // default DefaultCommitInterval
+	// Cadence bounds each Kafka transaction and paces the checkpoint
+	// (--commit-records, --commit-interval, --idle-checkpoint).
+	Cadence
 	// CommitLinger is the least time between two commits made because
 	// the reader had nothing more: under a steady trickle of small
 	// transactions it lets a few share one Kafka transaction instead of
 	// paying one each. Default DefaultCommitLinger; negative disables.
 	CommitLinger time.Duration
-	// IdleCheckpoint is how often the checkpoint advances over
-	// transactions without outbox rows. Default DefaultIdleCheckpoint.
-	IdleCheckpoint time.Duration
 	// KafkaTimeout bounds how long a record, flush or transaction end may
 	// wait for Kafka; past it the relay stops with an error (nothing is
 	// dropped: the checkpoint stays before the undelivered records).
@@ -68,17 +62,9 @@ type Config struct {
 	// TransactionTimeout is the Kafka transaction timeout. Default
 	// DefaultTransactionTimeout.
 	TransactionTimeout time.Duration
-	// MaxBufferedRecords and MaxBufferedBytes bound franz-go's produce
-	// buffer. Defaults DefaultMaxBufferedRecords and
-	// DefaultMaxBufferedBytes.
-	MaxBufferedRecords int
-	MaxBufferedBytes   int
-	// MaxMessageBytes is the largest record batch the producer sends; a
-	// topic whose max.message.bytes (by default the brokers'
-	// message.max.bytes) is smaller gets batches of its own limit
-	// (limits.go). A record that cannot fit alone is a row error. Default
-	// DefaultMaxMessageBytes.
-	MaxMessageBytes int
+	// ProducerLimits bound franz-go's produce buffer and record batches
+	// (--max-buffered-records, --max-buffered-bytes, --max-message-bytes).
+	ProducerLimits
 	// QueueRows and QueueBytes bound what the reader may decode ahead of
 	// the relay (binlog.Queue). Defaults DefaultQueueRows and
 	// DefaultQueueBytes.
@@ -91,7 +77,7 @@ type Config struct {
 	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 
-	OnInvalid       InvalidPolicy // default InvalidFail
+	OnInvalid       InvalidPolicy // default DefaultOnInvalid
 	DeadLetterTopic string        // default DefaultDeadLetterTopic
 
 	// HA elects one active relay per Name through a Kafka consumer group;
@@ -107,10 +93,59 @@ type Config struct {
 	Metrics Metrics
 }
 
-// The defaults of Config, shared by the command line's flag table and by
-// replay.
+// Cadence is how often the relay commits: one struct from the command
+// line (config.Config embeds it) to the relay. Zero or negative values
+// take the defaults noted.
+type Cadence struct {
+	// CommitRecords and CommitInterval bound a Kafka transaction (or, at
+	// least once, the rows between checkpoints): the interval is the
+	// usual bound; the count caps a catch-up's transactions, each commit
+	// being a flush barrier.
+	CommitRecords  int           // --commit-records; default DefaultCommitRecords
+	CommitInterval time.Duration // --commit-interval; default DefaultCommitInterval
+	// IdleCheckpoint is how often the checkpoint advances over
+	// transactions without outbox rows. Default DefaultIdleCheckpoint.
+	IdleCheckpoint time.Duration // --idle-checkpoint
+}
+
+// ProducerLimits bound the Kafka producer of the relay and of replay:
+// one struct from the command line (config.Config embeds it) to the
+// producer. Zero or negative values take the defaults noted (OrDefaults).
+type ProducerLimits struct {
+	// MaxBufferedRecords and MaxBufferedBytes bound franz-go's produce
+	// buffer: Produce blocks when it is full. Defaults
+	// DefaultMaxBufferedRecords and DefaultMaxBufferedBytes.
+	MaxBufferedRecords int // --max-buffered-records
+	MaxBufferedBytes   int // --max-buffered-bytes
+	// MaxMessageBytes is the largest record batch the producer sends; a
+	// topic whose max.message.bytes (by default the brokers'
+	// message.max.bytes) is smaller gets batches of its own limit
+	// (limits.go). A record that cannot fit alone is a row error. Default
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int // --max-message-bytes
+}
+
+// OrDefaults returns l with every bound that is zero or negative set to
+// its default.
+func (l ProducerLimits) OrDefaults() ProducerLimits {
+	if l.MaxBufferedRecords <= 0 {
+		l.MaxBufferedRecords = DefaultMaxBufferedRecords
+	}
+	if l.MaxBufferedBytes <= 0 {
+		l.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	if l.MaxMessageBytes <= 0 {
+		l.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	return l
+}
+
+// The defaults of Config: the one definition of each, which the command
+// line's flag table (internal/config), replay and validate take too.
 const (
 	DefaultName               = "binlog-router"
+	DefaultDelivery           = ExactlyOnce
+	DefaultOnInvalid          = InvalidFail
 	DefaultStart              = StartEarliest
 	DefaultCommitRecords      = 50000
 	DefaultCommitInterval     = 100 * time.Millisecond
@@ -129,12 +164,21 @@ const (
 	DefaultHATimeout          = 10 * time.Second
 )
 
+// WithDefaults returns c with every field left zero set to its default,
+// as New sets it: the settings a relay of c runs with.
+func (c Config) WithDefaults() Config {
+	c.setDefaults()
+	return c
+}
+
+// setDefaults sets every field left zero to its default: the Default
+// constants above.
 func (c *Config) setDefaults() {
 	if c.Name == "" {
 		c.Name = DefaultName
 	}
 	if c.Delivery == "" {
-		c.Delivery = ExactlyOnce
+		c.Delivery = DefaultDelivery
 	}
 	if c.CheckpointTopic == "" {
 		c.CheckpointTopic = checkpoint.DefaultTopic
@@ -160,15 +204,7 @@ func (c *Config) setDefaults() {
 	if c.TransactionTimeout <= 0 {
 		c.TransactionTimeout = DefaultTransactionTimeout
 	}
-	if c.MaxBufferedRecords <= 0 {
-		c.MaxBufferedRecords = DefaultMaxBufferedRecords
-	}
-	if c.MaxBufferedBytes <= 0 {
-		c.MaxBufferedBytes = DefaultMaxBufferedBytes
-	}
-	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = DefaultMaxMessageBytes
-	}
+	c.ProducerLimits = c.ProducerLimits.OrDefaults()
 	if c.QueueRows <= 0 {
 		c.QueueRows = DefaultQueueRows
 	}
@@ -183,7 +219,7 @@ func (c *Config) setDefaults() {
 		c.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	if c.OnInvalid == "" {
-		c.OnInvalid = InvalidFail
+		c.OnInvalid = DefaultOnInvalid
 	}
 	if c.DeadLetterTopic == "" {
 		c.DeadLetterTopic = DefaultDeadLetterTopic

@@ -55,12 +55,9 @@ type Config struct {
 	// TransactionTimeout is the Kafka transaction timeout. Default
 	// relay.DefaultTransactionTimeout.
 	TransactionTimeout time.Duration
-	// MaxBufferedRecords, MaxBufferedBytes and MaxMessageBytes bound the
-	// producer as in the relay. Defaults relay.DefaultMaxBufferedRecords,
-	// DefaultMaxBufferedBytes and DefaultMaxMessageBytes.
-	MaxBufferedRecords int
-	MaxBufferedBytes   int
-	MaxMessageBytes    int
+	// ProducerLimits bound the producer as in the relay; zero values take
+	// the relay's defaults (relay.ProducerLimits.OrDefaults).
+	relay.ProducerLimits
 	// AutoCreateTopics lets the client ask the brokers to create missing
 	// topics.
 	AutoCreateTopics bool
@@ -72,6 +69,8 @@ type Config struct {
 	Logger zerolog.Logger
 }
 
+// setDefaults sets every field left zero to its default: the relay's
+// Default constants, as the live router's.
 func (c *Config) setDefaults() {
 	if c.Out == nil {
 		c.Out = io.Discard
@@ -82,15 +81,7 @@ func (c *Config) setDefaults() {
 	if c.TransactionTimeout <= 0 {
 		c.TransactionTimeout = relay.DefaultTransactionTimeout
 	}
-	if c.MaxBufferedRecords <= 0 {
-		c.MaxBufferedRecords = relay.DefaultMaxBufferedRecords
-	}
-	if c.MaxBufferedBytes <= 0 {
-		c.MaxBufferedBytes = relay.DefaultMaxBufferedBytes
-	}
-	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = relay.DefaultMaxMessageBytes
-	}
+	c.ProducerLimits = c.ProducerLimits.OrDefaults()
 	if c.QueueRows <= 0 {
 		c.QueueRows = relay.DefaultQueueRows
 	}

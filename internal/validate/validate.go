@@ -7,15 +7,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
-	"github.com/binlog-router/binlog-router/internal/checkpoint"
-	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
 // DefaultTimeout bounds each network step when Config.Timeout is zero.
 const DefaultTimeout = 10 * time.Second
 
-// Config says what to validate: the same settings `binlog-router run` gets.
+// Config says what to validate: the same settings `binlog-router run` gets,
+// as the relay runs with them (config's ValidateConfig builds it). Only
+// TopicTemplate, Timeout and Now have defaults.
 type Config struct {
 	// MySQL is the reader's configuration. Used: Addr, User, Password, TLS,
 	// ServerID, Tables and Columns.
@@ -31,16 +31,15 @@ type Config struct {
 	// the kafka check.
 	KafkaAuth func(context.Context) error
 
-	Name            string // router name: the checkpoint key; default relay.DefaultName
-	CheckpointTopic string // default checkpoint.DefaultTopic
-	Start           string // --start, used when no checkpoint is stored; default relay.DefaultStart
+	Name            string // router name: the checkpoint key
+	CheckpointTopic string // the checkpoint topic
+	Start           string // --start, used when no checkpoint is stored
 	ExactlyOnce     bool   // --delivery exactly-once: Kafka transactions are needed
-	TopicTemplate   string // --topic-template: the outbox topics
+	TopicTemplate   string // --topic-template: the outbox topics; default route.DefaultTopicTemplate, as for the router
 	DeadLetterTopic string // --dead-letter-topic with --on-invalid=dead-letter; "" otherwise
 
 	// MaxMessageBytes is --max-message-bytes, compared with the brokers'
-	// message.max.bytes and the topics' max.message.bytes. Default
-	// relay.DefaultMaxMessageBytes.
+	// message.max.bytes and the topics' max.message.bytes.
 	MaxMessageBytes int
 
 	// AllowMissingTable is --allow-missing-table: a missing outbox table
@@ -60,19 +59,8 @@ type Config struct {
 	Now func() time.Time
 }
 
+// setDefaults sets TopicTemplate, Timeout and Now if they are zero.
 func (c *Config) setDefaults() {
-	if c.Name == "" {
-		c.Name = relay.DefaultName
-	}
-	if c.CheckpointTopic == "" {
-		c.CheckpointTopic = checkpoint.DefaultTopic
-	}
-	if c.Start == "" {
-		c.Start = relay.DefaultStart
-	}
-	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = relay.DefaultMaxMessageBytes
-	}
 	if c.TopicTemplate == "" {
 		c.TopicTemplate = route.DefaultTopicTemplate
 	}
