@@ -35,7 +35,7 @@ import (
 // commands, default, usage and destination. Register, ApplyEnv and the
 // config file take the flags from it, Default its defaults, and
 // TestFlagTablesMatchDocs checks it against the flag tables of docs/.
-// A new flag is one entry here, a field of Config and its use.
+// A new flag follows "Adding a flag" above.
 var flagTable = []flagSpec{
 	// Where the source and the brokers are, and which router this is.
 	flagOf(Router, "mysql-addr", "127.0.0.1:3306", "MySQL/MariaDB host:port", func(c *Config) *string { return &c.MySQLAddr }),
