@@ -181,6 +181,15 @@ func TestKafkaSASLWrongPassword(t *testing.T) {
 	t.Logf("exit %d after %s, %d connections, %d log lines", code, took.Round(time.Millisecond), n, strings.Count(log, "\n"))
 	assert.LessOrEqual(t, n, int64(30), "bounded connection attempts")
 	assert.LessOrEqual(t, strings.Count(log, "\n"), 30, "no log storm")
+
+	// Every command that reaches Kafka says the same.
+	t.Setenv("BINLOG_ROUTER_KAFKA_SASL_PASSWORD", "wrong")
+	args := e.args("saslfail", "--kafka-sasl-mechanism", "SCRAM-SHA-256", "--kafka-sasl-user", "router")
+	for _, cmd := range [][]string{{"checkpoint", "show"}, {"checkpoint", "reset"}} {
+		res := cliRun(t, append(cmd, args...)...)
+		assert.Equal(t, 1, res.code, "%s", cmd)
+		assert.Regexp(t, regexp.MustCompile(`(?i)SASL authentication failed.*--kafka-sasl-user`), res.stderr, "%s", cmd)
+	}
 }
 
 // TestKafkaTLS: against a kfake cluster that speaks only TLS, requires a

@@ -105,6 +105,10 @@ func checkpointShow(ctx context.Context, args []string) int {
 	if err := cfg.ValidateConnection(); err != nil {
 		return usageError(err)
 	}
+	if err := cfg.CheckKafkaAuth(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "binlog-router checkpoint show:", err)
+		return exitFatal
+	}
 	cp, err := checkpoint.Load(ctx, cfg.CheckpointTopic, cfg.Name, cfg.KafkaOpts()...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "binlog-router:", err)
@@ -186,6 +190,10 @@ func checkpointWrite(ctx context.Context, verb string, args []string) int {
 	}
 	if err := cfg.ValidateConnection(); err != nil {
 		return usageError(err)
+	}
+	if err := cfg.CheckKafkaAuth(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "binlog-router checkpoint %s: %v\n", verb, err)
+		return exitFatal
 	}
 	if err := writeCheckpoint(ctx, &cfg, verb, text, dbz, cfg.Checkpoint.Force, log); err != nil {
 		fmt.Fprintf(os.Stderr, "binlog-router checkpoint %s: %v\n", verb, err)

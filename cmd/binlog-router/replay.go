@@ -110,6 +110,9 @@ func cmdReplay(ctx context.Context, args []string) int {
 
 func runReplay(ctx context.Context, cfg *config.Config, log zerolog.Logger) (replay.Summary, error) {
 	rf := &cfg.Replay
+	if err := cfg.CheckKafkaAuth(ctx); err != nil {
+		return replay.Summary{}, err
+	}
 	reader, err := binlog.Open(ctx, cfg.ReaderConfig(log, &observer{log: log}))
 	if err != nil {
 		return replay.Summary{}, err
