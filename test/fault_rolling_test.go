@@ -118,12 +118,13 @@ func (rg *rolling) restart(i int, kill bool) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	starting := time.Now()
 	require.NoError(t, rg.a.StartNode(ctx, i), what)
 	serving := time.Now()
 	rg.progress(fmt.Sprintf("restart %d: node %d back", rg.restarts, id), serving)
 	require.NoError(t, waitFullyReplicated(ctx, rg.e.kafka.Brokers), what)
-	t.Logf("restart %d: node %d back, every partition in sync %s after it served (controller %d, coordinator %d)",
-		rg.restarts, id, time.Since(serving).Round(time.Millisecond), newCtrl, newCoord)
+	t.Logf("restart %d: node %d served %s after it was started, every partition in sync %s later (controller %d, coordinator %d)",
+		rg.restarts, id, serving.Sub(starting).Round(time.Millisecond), time.Since(serving).Round(time.Millisecond), newCtrl, newCoord)
 }
 
 // progress waits, up to rollingRecoveryBound, until a read_committed
