@@ -256,7 +256,7 @@ func noteRecovery(t testing.TB, d time.Duration) {
 }
 
 // printFaultStats logs, as the test ends, the one line `make test-faults`
-// (test/faultstats) reads from `go test -v`:
+// (test/faultstats) reads from the output of `go test -v` or `-json`:
 //
 //	faultstats: suite=TestX checks=3 lost=0 duplicated=0 allowed=0 recovery=12.3s
 //
