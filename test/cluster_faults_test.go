@@ -63,6 +63,7 @@ func TestClusterKillLeaderAndCoordinator(t *testing.T) {
 		a.KillNode(i)
 		what := fmt.Sprintf("SIGKILL of node %d, %s (router's transaction %s)", id, victim.what, state)
 		col.waitProgress(t, r, 200, 2*time.Minute, "routing after the "+what)
+		noteRecovery(t, time.Since(killed))
 		t.Logf("%s: routing again %s after the kill", what, time.Since(killed).Round(time.Millisecond))
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		require.NoError(t, a.StartNode(ctx, i))

@@ -133,6 +133,7 @@ func apacheOutages(t *testing.T, rng *rand.Rand, e *env, name string, outages []
 		}
 		r.mustRun(o.name)
 		col.waitProgress(t, r, 200, 2*time.Minute, "routing after "+o.name)
+		noteRecovery(t, time.Since(began))
 		t.Logf("%s: survived, routing again %s after it began", o.name, time.Since(began).Round(time.Millisecond))
 	}
 	peak := rss.stop()

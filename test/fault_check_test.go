@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -204,5 +205,75 @@ func checkDelivery(t testing.TB, want map[string]outboxRow, got []delivered, dup
 	report("records repeated outside the allowed bound", dups)
 	report("records out of per-aggregate order", disorder)
 	report("records not matching their row", wrong)
+	noteDelivery(t, v, len(dups))
 	return v
+}
+
+// faultStats is one test's figures for its machine-readable line: the
+// worst of its delivery checks (each reader's check of the same rows is
+// one) and the longest time routing took to resume after a fault.
+type faultStats struct {
+	checks     int
+	lost       int
+	duplicated int // repeated outside the allowed bound
+	allowed    int // repeated within it (at-least-once)
+	recovery   time.Duration
+}
+
+var (
+	faultStatsMu sync.Mutex
+	faultStatsOf = map[testing.TB]*faultStats{}
+)
+
+// statsOf returns t's figures, registering at first use the cleanup
+// that prints them. The caller holds faultStatsMu.
+func statsOf(t testing.TB) *faultStats {
+	s := faultStatsOf[t]
+	if s == nil {
+		s = &faultStats{}
+		faultStatsOf[t] = s
+		t.Cleanup(func() { printFaultStats(t) })
+	}
+	return s
+}
+
+// noteDelivery records a delivery check's verdict; dups is how many of
+// its repeated records were outside the allowed bound.
+func noteDelivery(t testing.TB, v verdict, dups int) {
+	faultStatsMu.Lock()
+	defer faultStatsMu.Unlock()
+	s := statsOf(t)
+	s.checks++
+	s.lost = max(s.lost, v.Lost)
+	s.duplicated = max(s.duplicated, dups)
+	s.allowed = max(s.allowed, v.Duplicated-dups)
+}
+
+// noteRecovery records, for the test's line, that routing resumed d after
+// a fault began.
+func noteRecovery(t testing.TB, d time.Duration) {
+	faultStatsMu.Lock()
+	defer faultStatsMu.Unlock()
+	s := statsOf(t)
+	s.recovery = max(s.recovery, d)
+}
+
+// printFaultStats logs, as the test ends, the one line `make test-faults`
+// (test/faultstats) reads from the output of `go test -v` or `-json`:
+//
+//	faultstats: suite=TestX checks=3 lost=0 duplicated=0 allowed=0 recovery=12.3s
+//
+// lost and duplicated are the largest any one check of the test found;
+// recovery is "-" when the test timed none.
+func printFaultStats(t testing.TB) {
+	faultStatsMu.Lock()
+	s := *faultStatsOf[t]
+	delete(faultStatsOf, t)
+	faultStatsMu.Unlock()
+	rec := "-"
+	if s.recovery > 0 {
+		rec = fmt.Sprintf("%.1fs", s.recovery.Seconds())
+	}
+	t.Logf("faultstats: suite=%s checks=%d lost=%d duplicated=%d allowed=%d recovery=%s",
+		strings.ReplaceAll(t.Name(), " ", "_"), s.checks, s.lost, s.duplicated, s.allowed, rec)
 }

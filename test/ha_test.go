@@ -56,6 +56,7 @@ func TestHATakeover(t *testing.T) {
 	a.kill()
 	require.NoError(t, b.waitLog(ctxTimeout(t, time.Minute), "this router is active"))
 	takeover := time.Since(killed)
+	noteRecovery(t, takeover)
 	t.Logf("standby took over %s after the kill", takeover)
 	assert.Less(t, takeover, 20*time.Second)
 
