@@ -14,47 +14,27 @@ import (
 // and the GTID position before it (from the file's Gtid_list event). A
 // replica can start there: a position before it was purged.
 func OldestMariaDB(ctx context.Context, db *sql.DB) (file string, before *gtid.Set, err error) {
-	logs, err := firstColumn(ctx, db, "SHOW BINARY LOGS", "Log_name")
+	logs, err := QueryRows(ctx, db, "SHOW BINARY LOGS")
 	if err != nil {
-		return "", nil, err
+		return "", nil, fmt.Errorf("SHOW BINARY LOGS: %w", err)
 	}
 	if len(logs) == 0 {
 		return "", nil, errors.New("SHOW BINARY LOGS lists no binlog")
 	}
-	file = logs[0]
+	file = logs[0]["log_name"]
 	q := "SHOW BINLOG EVENTS IN '" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(file) + "' LIMIT 5"
-	rows, err := db.QueryContext(ctx, q)
+	events, err := QueryRows(ctx, db, q)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: %w", q, err)
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return "", nil, err
-	}
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return "", nil, err
-		}
-		row := map[string]string{}
-		for i, c := range cols {
-			row[c] = vals[i].String
-		}
-		if row["Event_type"] == "Gtid_list" {
-			before, err := ParseGTIDList(row["Info"])
+	for _, e := range events {
+		if e["event_type"] == "Gtid_list" {
+			before, err := ParseGTIDList(e["info"])
 			if err != nil {
 				return "", nil, fmt.Errorf("Gtid_list event of %s: %w", file, err)
 			}
 			return file, before, nil
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return "", nil, err
 	}
 	return "", nil, fmt.Errorf("no Gtid_list event among the first events of %s", file)
 }
@@ -78,37 +58,4 @@ func ParseGTIDList(info string) (*gtid.Set, error) {
 		}
 	}
 	return set, nil
-}
-
-// firstColumn returns the values of column name of a query's rows (the
-// first column when the name is absent).
-func firstColumn(ctx context.Context, db *sql.DB, q, name string) ([]string, error) {
-	rows, err := db.QueryContext(ctx, q)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", q, err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	idx := 0
-	for i, c := range cols {
-		if strings.EqualFold(c, name) {
-			idx = i
-		}
-	}
-	var out []string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		out = append(out, vals[idx].String)
-	}
-	return out, rows.Err()
 }

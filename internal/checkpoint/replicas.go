@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
 )
 
 // binlogConnectionSign looks on the source for the binlog connection of
@@ -58,7 +60,7 @@ func binlogConnectionSign(ctx context.Context, db *sql.DB, serverID uint32) (sig
 func replicasWithID(ctx context.Context, db *sql.DB, serverID uint32) ([]string, error) {
 	var firstErr error
 	for _, q := range []string{"SHOW SLAVE HOSTS", "SHOW REPLICAS"} {
-		rows, err := queryRows(ctx, db, q)
+		rows, err := binlog.QueryRows(ctx, db, q)
 		if err == nil {
 			var hosts []string
 			for _, row := range rows {
@@ -83,7 +85,7 @@ func binlogDumps(ctx context.Context, db *sql.DB) (user string, conns []string, 
 	if err := db.QueryRowContext(ctx, "SELECT SUBSTRING_INDEX(USER(), '@', 1)").Scan(&user); err != nil {
 		return "", nil, err
 	}
-	rows, err := queryRows(ctx, db, "SHOW PROCESSLIST")
+	rows, err := binlog.QueryRows(ctx, db, "SHOW PROCESSLIST")
 	if err != nil {
 		return "", nil, err
 	}
@@ -96,35 +98,4 @@ func binlogDumps(ctx context.Context, db *sql.DB) (user string, conns []string, 
 		conns = append(conns, fmt.Sprintf("connection %s from %s", row["id"], row["host"]))
 	}
 	return user, conns, nil
-}
-
-// queryRows runs q and returns its rows, each a map from the lower-cased
-// column name to the value (NULL as "").
-func queryRows(ctx context.Context, db *sql.DB, q string) ([]map[string]string, error) {
-	rows, err := db.QueryContext(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out []map[string]string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		row := make(map[string]string, len(cols))
-		for i, c := range cols {
-			row[strings.ToLower(c)] = vals[i].String
-		}
-		out = append(out, row)
-	}
-	return out, rows.Err()
 }

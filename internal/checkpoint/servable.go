@@ -2,10 +2,8 @@ package checkpoint
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
@@ -54,48 +52,10 @@ func CheckServable(ctx context.Context, reader *binlog.Reader, set *gtid.Set) er
 		return err
 	}
 	hint := "set a later GTID set"
-	if file, list, lerr := oldestBinlog(ctx, reader.DB()); lerr == nil && list != "" {
-		hint = fmt.Sprintf("its oldest binlog %s starts after %q: set a GTID set at or after that", file, list)
+	if file, before, lerr := binlog.OldestMariaDB(ctx, reader.DB()); lerr == nil && !before.IsEmpty() {
+		hint = fmt.Sprintf("its oldest binlog %s starts after %q: set a GTID set at or after that", file, before)
 	}
 	return fmt.Errorf("%w: the server no longer has the binlog after %q (server: %s); %s", binlog.ErrBinlogPurged, set, pe.Server, hint)
-}
-
-// oldestBinlog returns the server's oldest binlog file and, on MariaDB,
-// the GTID list it starts after (its Gtid_list event).
-func oldestBinlog(ctx context.Context, db *sql.DB) (file, gtidList string, err error) {
-	rows, err := db.QueryContext(ctx, "SHOW BINARY LOGS")
-	if err != nil {
-		return "", "", err
-	}
-	cols, _ := rows.Columns()
-	if rows.Next() {
-		dst := make([]any, len(cols))
-		for i := range dst {
-			dst[i] = new(sql.RawBytes)
-		}
-		dst[0] = &file
-		err = rows.Scan(dst...)
-	}
-	rows.Close()
-	if err != nil || file == "" {
-		return "", "", err
-	}
-	rows, err = db.QueryContext(ctx, "SHOW BINLOG EVENTS IN '"+strings.ReplaceAll(file, "'", "''")+"' LIMIT 4")
-	if err != nil {
-		return file, "", err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name, typ, info string
-		var pos, serverID, end any
-		if err := rows.Scan(&name, &pos, &typ, &serverID, &end, &info); err != nil {
-			return file, "", err
-		}
-		if typ == "Gtid_list" {
-			return file, strings.Trim(info, "[] "), nil
-		}
-	}
-	return file, "", rows.Err()
 }
 
 // probe streams the binlog after set until the reader hands over

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -202,62 +201,14 @@ func queryStrings(ctx context.Context, db *sql.DB, q string) ([]string, error) {
 	return out, rows.Err()
 }
 
-// queryMaps returns every row as column name → value (NULL as "").
-func queryMaps(ctx context.Context, db *sql.DB, q string) ([]map[string]string, error) {
-	rows, err := db.QueryContext(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	names, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out []map[string]string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(names))
-		ptrs := make([]any, len(names))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		m := make(map[string]string, len(names))
-		for i, n := range names {
-			m[n] = vals[i].String
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
-}
-
 // readOldestBinlog finds the oldest binlog of a MariaDB server and the
 // Gtid_list event at its start.
 func readOldestBinlog(ctx context.Context, db *sql.DB) (*binlogStart, error) {
-	logs, err := queryMaps(ctx, db, "SHOW BINARY LOGS")
+	file, before, err := binlog.OldestMariaDB(ctx, db)
 	if err != nil {
-		return nil, fmt.Errorf("SHOW BINARY LOGS: %w", err)
+		return nil, err
 	}
-	if len(logs) == 0 {
-		return nil, errors.New("SHOW BINARY LOGS lists no binlog")
-	}
-	file := logs[0]["Log_name"]
-	q := "SHOW BINLOG EVENTS IN '" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(file) + "' LIMIT 5"
-	events, err := queryMaps(ctx, db, q)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", q, err)
-	}
-	for _, e := range events {
-		if e["Event_type"] == "Gtid_list" {
-			before, err := parseGTIDList(e["Info"])
-			if err != nil {
-				return nil, fmt.Errorf("Gtid_list event of %s: %w", file, err)
-			}
-			return &binlogStart{file: file, before: before}, nil
-		}
-	}
-	return nil, fmt.Errorf("no Gtid_list event among the first events of %s", file)
+	return &binlogStart{file: file, before: before}, nil
 }
 
 // parseGTIDList parses the Info of a MariaDB Gtid_list event.
