@@ -95,7 +95,7 @@ func (c Columns) validate() error {
 			}
 			continue
 		}
-		if err := checkIdentifier(n.name); err != nil {
+		if err := schema.CheckIdentifier(n.name); err != nil {
 			return fmt.Errorf("invalid Columns.%s: %w", n.field, err)
 		}
 		key := strings.ToLower(n.name)

@@ -86,7 +86,7 @@ func New(table string, opts ...Option) *Writer {
 		}
 	}
 	for i, n := range names {
-		names[i] = quoteIdentifier(n)
+		names[i] = schema.QuoteIdentifier(n)
 	}
 	w.columns = len(names)
 	w.prefix = "INSERT INTO " + quoted + " (" + strings.Join(names, ", ") + ") VALUES "

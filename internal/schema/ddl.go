@@ -45,7 +45,7 @@ func DDL(flavor, table string, c Columns) (string, error) {
 	if flavor != FlavorMySQL && flavor != FlavorMariaDB {
 		return "", fmt.Errorf("outbox DDL: unknown flavor %q; use %s or %s", flavor, FlavorMySQL, FlavorMariaDB)
 	}
-	parts, err := splitIdentifiers(table)
+	parts, err := SplitIdentifiers(table)
 	if err != nil {
 		return "", fmt.Errorf("outbox DDL: table name %q: %w", table, err)
 	}
@@ -65,26 +65,26 @@ func DDL(flavor, table string, c Columns) (string, error) {
 
 	quoted := make([]string, len(parts))
 	for i, p := range parts {
-		quoted[i] = quoteIdentifier(p)
+		quoted[i] = QuoteIdentifier(p)
 	}
 
 	var lines []string
 	if !eventIDIsKey {
-		lines = append(lines, quoteIdentifier(SurrogateKey)+" BIGINT UNSIGNED NOT NULL AUTO_INCREMENT")
+		lines = append(lines, QuoteIdentifier(SurrogateKey)+" BIGINT UNSIGNED NOT NULL AUTO_INCREMENT")
 	}
 	for _, f := range fields {
 		name := *f.name(&c)
 		if name == "" {
 			continue
 		}
-		lines = append(lines, quoteIdentifier(name)+" "+columnType(flavor, f, name))
+		lines = append(lines, QuoteIdentifier(name)+" "+columnType(flavor, f, name))
 	}
 	if eventIDIsKey {
-		lines = append(lines, "PRIMARY KEY ("+quoteIdentifier(c.EventID)+")")
+		lines = append(lines, "PRIMARY KEY ("+QuoteIdentifier(c.EventID)+")")
 	} else {
 		lines = append(lines,
-			"PRIMARY KEY ("+quoteIdentifier(SurrogateKey)+")",
-			"UNIQUE KEY "+quoteIdentifier(c.EventID)+" ("+quoteIdentifier(c.EventID)+")")
+			"PRIMARY KEY ("+QuoteIdentifier(SurrogateKey)+")",
+			"UNIQUE KEY "+QuoteIdentifier(c.EventID)+" ("+QuoteIdentifier(c.EventID)+")")
 	}
 
 	var b strings.Builder
@@ -97,7 +97,7 @@ func DDL(flavor, table string, c Columns) (string, error) {
 // columnType returns the type and attributes of field f's column.
 func columnType(flavor string, f field, name string) string {
 	if f.json && flavor == FlavorMariaDB {
-		return "LONGTEXT NULL CHECK (JSON_VALID(" + quoteIdentifier(name) + "))"
+		return "LONGTEXT NULL CHECK (JSON_VALID(" + QuoteIdentifier(name) + "))"
 	}
 	return f.sqlType
 }

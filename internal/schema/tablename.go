@@ -24,7 +24,7 @@ type TableName struct {
 // An unquoted part may not contain a dot, a backtick or white space. Both
 // parts are required. Surrounding white space is ignored.
 func ParseTableName(s string) (TableName, error) {
-	parts, err := splitIdentifiers(s)
+	parts, err := SplitIdentifiers(s)
 	if err != nil {
 		return TableName{}, fmt.Errorf("parsing table name %q: %w", s, err)
 	}
@@ -44,12 +44,14 @@ func (t TableName) String() string {
 
 // QuotedString returns `db`.`table`, safe to splice into SQL.
 func (t TableName) QuotedString() string {
-	return quoteIdentifier(t.Database) + "." + quoteIdentifier(t.Table)
+	return QuoteIdentifier(t.Database) + "." + QuoteIdentifier(t.Table)
 }
 
-// splitIdentifiers splits a dotted name of one or more identifiers, each
-// optionally backtick-quoted, and validates each part.
-func splitIdentifiers(s string) ([]string, error) {
+// SplitIdentifiers splits a dotted name of one or more identifiers, each
+// optionally backtick-quoted (a doubled backtick inside quotes stands for
+// one), and validates each part as the server would: the one parser of
+// such names, for --outbox-table and the outbox library alike.
+func SplitIdentifiers(s string) ([]string, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil, errors.New("empty name; want database.table, e.g. app.outbox")
@@ -73,7 +75,7 @@ func splitIdentifiers(s string) ([]string, error) {
 				return nil, fmt.Errorf("unquoted name %q contains %q; quote it with backticks", part, part[i:i+1])
 			}
 		}
-		if err := checkIdentifier(part); err != nil {
+		if err := CheckIdentifier(part); err != nil {
 			return nil, err
 		}
 		parts = append(parts, part)
@@ -106,9 +108,10 @@ func cutQuoted(s string) (ident, rest string, err error) {
 	return "", "", errors.New("unterminated backtick quote; close it or double a backtick inside the name")
 }
 
-// checkIdentifier rejects names the server would reject, so the mistake is
-// reported at startup rather than as a missing table.
-func checkIdentifier(name string) error {
+// CheckIdentifier rejects a database, table or column name the server
+// would reject, so the mistake is reported at startup rather than as a
+// missing table or a failed INSERT.
+func CheckIdentifier(name string) error {
 	switch {
 	case name == "":
 		return errors.New("empty name; want database.table, e.g. app.outbox")
@@ -124,8 +127,9 @@ func checkIdentifier(name string) error {
 	return nil
 }
 
-// quoteIdentifier quotes name with backticks, doubling any backtick in it.
-func quoteIdentifier(name string) string {
+// QuoteIdentifier quotes name with backticks, doubling any backtick in
+// it, for SQL.
+func QuoteIdentifier(name string) string {
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }
 
@@ -133,7 +137,7 @@ func quoteIdentifier(name string) string {
 // hold it.
 func maybeQuote(name string) string {
 	if name == "" || strings.ContainsFunc(name, func(r rune) bool { return r == '.' || r == '`' || unicode.IsSpace(r) }) {
-		return quoteIdentifier(name)
+		return QuoteIdentifier(name)
 	}
 	return name
 }

@@ -157,5 +157,3 @@ func resolveAll(cols schema.Columns, table string, names []string) (schema.Layou
 		names = append(names, me.Column)
 	}
 }
-
-func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }

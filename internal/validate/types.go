@@ -109,7 +109,7 @@ func checkTypes(info tableInfo, layout schema.Layout, rules valueRules) Check {
 			d = fmt.Sprintf("%s %s (the %s) is %s: %s", f.status, c.name, r.field, c.fullType, f.detail)
 			fix := f.fix
 			if fix == "" {
-				fix = fmt.Sprintf("ALTER TABLE %s MODIFY %s %s (keeping NULL/NOT NULL)", info.name.QuotedString(), quoteIdent(c.name), r.want)
+				fix = fmt.Sprintf("ALTER TABLE %s MODIFY %s %s (keeping NULL/NOT NULL)", info.name.QuotedString(), schema.QuoteIdentifier(c.name), r.want)
 			}
 			fixes = append(fixes, fix)
 		}
@@ -135,7 +135,7 @@ func judgeCharset(c column) finding {
 		return finding{status: OK}
 	}
 	return finding{status: Fail, detail: fmt.Sprintf("character set %s, which the router cannot convert to UTF-8", c.charset),
-		fix: fmt.Sprintf("convert %s to utf8mb4 (ALTER TABLE ... MODIFY %s ... CHARACTER SET utf8mb4)", c.name, quoteIdent(c.name))}
+		fix: fmt.Sprintf("convert %s to utf8mb4 (ALTER TABLE ... MODIFY %s ... CHARACTER SET utf8mb4)", c.name, schema.QuoteIdentifier(c.name))}
 }
 
 var typeLength = regexp.MustCompile(`^[a-z]+\((\d+)\)`)
@@ -258,7 +258,7 @@ func judgeCreatedAt(c column, r valueRules) finding {
 		return finding{status: OK, detail: "epoch milliseconds"}
 	}
 	return finding{status: Fail, detail: "the record timestamp comes from a TIMESTAMP, a DATETIME or a BIGINT of epoch milliseconds (the router stops at the first row)",
-		fix: fmt.Sprintf("make %s TIMESTAMP(6), or set --column-created-at to a column name the table does not have, to take the commit time", quoteIdent(c.name))}
+		fix: fmt.Sprintf("make %s TIMESTAMP(6), or set --column-created-at to a column name the table does not have, to take the commit time", schema.QuoteIdentifier(c.name))}
 }
 
 func judgeSchemaVersion(c column, _ valueRules) finding {
