@@ -48,7 +48,7 @@ func cmdRun(ctx context.Context, args []string) int {
 		log.Warn().Msg(w)
 	}
 	tuneGC(cfg.MemoryLimit)
-	err = route(ctx, &cfg, log)
+	err = runRouter(ctx, &cfg, log)
 	code := exitCode(err)
 	if code != exitOK {
 		log.Error().Err(err).Int("exit_code", code).Msg("binlog-router stopped")
@@ -58,7 +58,7 @@ func cmdRun(ctx context.Context, args []string) int {
 	return code
 }
 
-func route(ctx context.Context, cfg *config.Config, log zerolog.Logger) error {
+func runRouter(ctx context.Context, cfg *config.Config, log zerolog.Logger) error {
 	if err := cfg.CheckKafkaAuth(ctx); err != nil {
 		return err
 	}

@@ -44,12 +44,13 @@ func (c *Config) KafkaOpts() []kgo.Opt {
 	return opts
 }
 
-// mysqlTLS is the TLS setting of ReaderConfig. If it is invalid, every
-// handshake fails with that error rather than fall back to plain TCP.
-func (c *Config) mysqlTLS() *tls.Config {
+// readerTLS is the TLS setting of ReaderConfig (MySQLTLS, resolved once).
+// If it is invalid, every handshake fails with that error rather than
+// fall back to plain TCP.
+func (c *Config) readerTLS() *tls.Config {
 	sec := c.resolved()
-	if sec.mysqlTLS != nil {
-		return sec.mysqlTLS.Clone()
+	if sec.mysqlTLSConfig != nil {
+		return sec.mysqlTLSConfig.Clone()
 	}
 	if mode := normalizeTLSMode(c.MySQLTLSMode); mode == "" || mode == MySQLTLSDisabled {
 		return nil
@@ -62,7 +63,7 @@ func (c *Config) mysqlTLS() *tls.Config {
 
 // ReaderConfig is the binlog source part; call after Validate.
 func (c *Config) ReaderConfig(log zerolog.Logger, obs binlog.Observer) binlog.Config {
-	tlsCfg := c.mysqlTLS()      // first: resolves the password file too if Validate was not called
+	tlsCfg := c.readerTLS()     // first: resolves the password file too if Validate was not called
 	zone, _ := c.datetimeZone() // an invalid zone is reported by Validate
 	return binlog.Config{
 		Addr:         c.MySQLAddr,

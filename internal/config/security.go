@@ -44,10 +44,10 @@ const (
 // security is what ValidateConnection resolved: the secrets read and the
 // TLS and SASL settings built.
 type security struct {
-	mysqlTLS  *tls.Config
-	kafkaTLS  *tls.Config
-	kafkaSASL sasl.Mechanism
-	err       error
+	mysqlTLSConfig *tls.Config
+	kafkaTLS       *tls.Config
+	kafkaSASL      sasl.Mechanism
+	err            error
 }
 
 // ValidateConnection checks the connection settings (secrets, TLS, SASL),
@@ -70,7 +70,7 @@ func (c *Config) ValidateConnection() error {
 	}
 	s := &security{}
 	var err error
-	if s.mysqlTLS, err = c.MySQLTLS(); err != nil {
+	if s.mysqlTLSConfig, err = c.MySQLTLS(); err != nil {
 		errs = append(errs, err)
 	}
 	if s.kafkaTLS, err = c.KafkaTLSConfig(); err != nil {

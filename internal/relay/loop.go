@@ -215,7 +215,7 @@ func (r *Relay) splitAge() time.Duration { return r.cfg.TransactionTimeout / 2 }
 // its dead-letter record, or an error that stops the relay. A record that
 // cannot fit in a batch of its topic (limits.go) is a row error.
 func (r *Relay) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, error) {
-	rec, err := r.router.Record(row, txn)
+	rec, err := r.router.Route(row, txn)
 	if err == nil {
 		lim, lerr := r.limits.of(ctx, rec.Topic)
 		if lerr != nil {

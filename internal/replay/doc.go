@@ -26,7 +26,7 @@
 // # What consumers see
 //
 // Each row becomes exactly the record the live router produces
-// (route.Router.Record: same key, value, headers with the original id and
+// (route.Router.Route: same key, value, headers with the original id and
 // binlog_gtid, same timestamp), to the topic of the template with
 // TopicPrefix prepended, partitioned with route.Partitioner. Records are
 // produced in Kafka transactions of a transactional id of the replay's own

@@ -49,7 +49,7 @@ func BenchmarkRecord(b *testing.B) {
 			b.SetBytes(int64(len(row.Payload)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := r.Record(row, txn); err != nil {
+				if _, err := r.Route(row, txn); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -67,7 +67,7 @@ func BenchmarkRecord(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			if _, err := r.Record(row, txns[i&1023]); err != nil {
+			if _, err := r.Route(row, txns[i&1023]); err != nil {
 				b.Fatal(err)
 			}
 			i++

@@ -78,7 +78,7 @@ func TestRowErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			row := testRow()
 			tt.row(row)
-			rec, err := newRouter(t, nil).Record(row, testTxn())
+			rec, err := newRouter(t, nil).Route(row, testTxn())
 			assert.Nil(t, rec)
 			re := requireKind(t, err, tt.kind)
 			assert.Equal(t, tt.want, err.Error())
@@ -112,15 +112,15 @@ func TestRowErrorPrecedence(t *testing.T) {
 		{KindInvalidHeaders, func() { row.Headers = []byte("{}") }},
 	}
 	for _, step := range order {
-		_, err := r.Record(row, testTxn())
+		_, err := r.Route(row, testTxn())
 		requireKind(t, err, step.kind)
 		step.fix()
 	}
-	_, err := r.Record(row, testTxn())
+	_, err := r.Route(row, testTxn())
 	require.NoError(t, err)
 
 	row.EventType = nil
-	_, err = r.Record(row, testTxn())
+	_, err = r.Route(row, testTxn())
 	requireKind(t, err, KindNullEventType)
 }
 

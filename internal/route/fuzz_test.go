@@ -46,7 +46,7 @@ func FuzzTemplate(f *testing.F) {
 		}
 		want, wantOK := naiveTopic(tmpl, row)
 		for range 2 { // fresh, then cached
-			rec, err := r.Record(row, &binlog.Txn{})
+			rec, err := r.Route(row, &binlog.Txn{})
 			if err != nil {
 				var re *RowError
 				if !errors.As(err, &re) || re.Kind != KindInvalidTopic || !errors.Is(err, ErrInvalidTopic) {
@@ -124,7 +124,7 @@ func FuzzRecord(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := r.Record(row, txn)
+		rec, err := r.Route(row, txn)
 		if err != nil {
 			var re *RowError
 			if !errors.As(err, &re) {
@@ -251,7 +251,7 @@ func FuzzHeaders(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		row := testRow()
 		row.Headers = doc
-		rec, err := r.Record(row, testTxn())
+		rec, err := r.Route(row, testTxn())
 		if err != nil {
 			requireKind(t, err, KindInvalidHeaders)
 			if ref, refErr := referenceHeaders(doc); refErr == nil && json.Valid(doc) {

@@ -78,7 +78,7 @@ func TestHeaders(t *testing.T) {
 			if tt.row != nil {
 				tt.row(row)
 			}
-			rec, err := newRouter(t, nil).Record(row, testTxn())
+			rec, err := newRouter(t, nil).Route(row, testTxn())
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, rec.Headers)
 			assert.Equal(t, len(rec.Headers), cap(rec.Headers), "headers slice must have exact capacity")
@@ -91,7 +91,7 @@ func TestHeaderValuesAliasRow(t *testing.T) {
 	row := testRow()
 	row.AggregateType = []byte("Order")
 	row.Headers = []byte(`{"k":"v","n":12}`)
-	rec, err := newRouter(t, nil).Record(row, testTxn())
+	rec, err := newRouter(t, nil).Route(row, testTxn())
 	require.NoError(t, err)
 	assert.Same(t, &row.EventID[0], &rec.Headers[0].Value[0])
 	assert.Same(t, &row.AggregateType[0], &rec.Headers[2].Value[0])
@@ -119,12 +119,12 @@ func TestInvalidHeaders(t *testing.T) {
 			row := testRow()
 			row.Headers = []byte(tt.doc)
 			r := newRouter(t, nil)
-			_, err := r.Record(row, testTxn())
+			_, err := r.Route(row, testTxn())
 			re := requireKind(t, err, KindInvalidHeaders)
 			assert.Contains(t, re.Error(), tt.msg)
 			// The router is still usable and holds no references to the row.
 			row.Headers = nil
-			_, err = r.Record(row, testTxn())
+			_, err = r.Route(row, testTxn())
 			require.NoError(t, err)
 		})
 	}

@@ -83,12 +83,12 @@ func New(cfg Config) (*Router, error) {
 	}, nil
 }
 
-// Record builds the Kafka record of one outbox row of transaction txn (see
+// Route builds the Kafka record of one outbox row of transaction txn (see
 // the package documentation for the contract). The error, if any, is a
 // *RowError; the same row always gives the same error. The record's Key,
 // Value and most header values alias the row's bytes. row must not be nil;
 // a nil txn is treated as an empty Txn.
-func (r *Router) Record(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, error) {
+func (r *Router) Route(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, error) {
 	if txn == nil {
 		txn = &binlog.Txn{}
 	}

@@ -52,14 +52,14 @@ func TestDefaultConfig(t *testing.T) {
 
 	r, err := New(Config{}) // empty template means the default
 	require.NoError(t, err)
-	rec, err := r.Record(testRow(), testTxn())
+	rec, err := r.Route(testRow(), testTxn())
 	require.NoError(t, err)
 	assert.Equal(t, "outbox.event.OrderCreated", rec.Topic)
 }
 
 func TestRecordBasics(t *testing.T) {
 	row := testRow()
-	rec, err := newRouter(t, nil).Record(row, testTxn())
+	rec, err := newRouter(t, nil).Route(row, testTxn())
 	require.NoError(t, err)
 	assert.Equal(t, "outbox.event.OrderCreated", rec.Topic)
 	assert.Equal(t, []byte("order-42"), rec.Key)
@@ -74,7 +74,7 @@ func TestTombstone(t *testing.T) {
 	for _, validate := range []bool{true, false} {
 		row := testRow()
 		row.Payload = nil
-		rec, err := newRouter(t, func(c *Config) { c.ValidateJSON = validate }).Record(row, testTxn())
+		rec, err := newRouter(t, func(c *Config) { c.ValidateJSON = validate }).Route(row, testTxn())
 		require.NoError(t, err)
 		assert.Nil(t, rec.Value, "NULL payload must give a nil value (tombstone)")
 	}
@@ -83,7 +83,7 @@ func TestTombstone(t *testing.T) {
 	// without JSON validation.
 	row := testRow()
 	row.Payload = []byte{}
-	rec, err := newRouter(t, func(c *Config) { c.ValidateJSON = false }).Record(row, testTxn())
+	rec, err := newRouter(t, func(c *Config) { c.ValidateJSON = false }).Route(row, testTxn())
 	require.NoError(t, err)
 	assert.NotNil(t, rec.Value)
 	assert.Empty(t, rec.Value)
@@ -104,7 +104,7 @@ func TestTimestamp(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			row := testRow()
 			row.CreatedAt = tt.createdAt
-			rec, err := newRouter(t, nil).Record(row, &binlog.Txn{GTID: "0-1-1", Time: tt.commit})
+			rec, err := newRouter(t, nil).Route(row, &binlog.Txn{GTID: "0-1-1", Time: tt.commit})
 			require.NoError(t, err)
 			assert.True(t, tt.want.Equal(rec.Timestamp), "got %v want %v", rec.Timestamp, tt.want)
 		})
@@ -112,7 +112,7 @@ func TestTimestamp(t *testing.T) {
 }
 
 func TestNilTxn(t *testing.T) {
-	rec, err := newRouter(t, nil).Record(testRow(), nil)
+	rec, err := newRouter(t, nil).Route(testRow(), nil)
 	require.NoError(t, err)
 	last := rec.Headers[len(rec.Headers)-1]
 	assert.Equal(t, HeaderBinlogGTID, last.Key)
@@ -127,7 +127,7 @@ func TestUTF8MB4PassesThrough(t *testing.T) {
 	row.Payload = payload
 	row.AggregateType = []byte("注文")
 	row.Headers = []byte(`{"tenant":"東京🗼","💡":"idea"}`)
-	rec, err := newRouter(t, nil).Record(row, testTxn())
+	rec, err := newRouter(t, nil).Route(row, testTxn())
 	require.NoError(t, err)
 	assert.Equal(t, key, rec.Key)
 	assert.Equal(t, payload, rec.Value)
@@ -139,7 +139,7 @@ func TestUTF8MB4PassesThrough(t *testing.T) {
 
 	// An emoji event_type cannot be in a topic name: a row error, not a crash.
 	row.EventType = []byte("Order🦄")
-	_, err = newRouter(t, nil).Record(row, testTxn())
+	_, err = newRouter(t, nil).Route(row, testTxn())
 	requireKind(t, err, KindInvalidTopic)
 }
 
@@ -163,13 +163,13 @@ func TestRequireUUID(t *testing.T) {
 		t.Run(tt.id, func(t *testing.T) {
 			row := testRow()
 			row.EventID = []byte(tt.id)
-			_, err := newRouter(t, nil).Record(row, testTxn())
+			_, err := newRouter(t, nil).Route(row, testTxn())
 			if tt.uuid {
 				require.NoError(t, err)
 			} else {
 				requireKind(t, err, KindInvalidEventID)
 			}
-			_, err = newRouter(t, func(c *Config) { c.RequireUUID = false }).Record(row, testTxn())
+			_, err = newRouter(t, func(c *Config) { c.RequireUUID = false }).Route(row, testTxn())
 			require.NoError(t, err, "any non-empty event_id passes without RequireUUID")
 		})
 	}
@@ -185,7 +185,7 @@ func TestAllocations(t *testing.T) {
 	row.SchemaVersion = []byte("3")
 	txn := testTxn()
 	allocs := testing.AllocsPerRun(1000, func() {
-		if _, err := r.Record(row, txn); err != nil {
+		if _, err := r.Route(row, txn); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -195,7 +195,7 @@ func TestAllocations(t *testing.T) {
 	allocs = testing.AllocsPerRun(1000, func() {
 		seq++
 		txn := &binlog.Txn{GTID: "0-1-" + strconv.Itoa(seq)}
-		if _, err := r.Record(row, txn); err != nil {
+		if _, err := r.Route(row, txn); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -210,7 +210,7 @@ func TestCachesAreBounded(t *testing.T) {
 	for i := range 3 * maxCacheEntries {
 		row.EventType = []byte("E" + strconv.Itoa(i))
 		row.Headers = []byte(`{"k` + strconv.Itoa(i) + `":1}`)
-		rec, err := r.Record(row, testTxn())
+		rec, err := r.Route(row, testTxn())
 		require.NoError(t, err)
 		require.Equal(t, "Order.E"+strconv.Itoa(i), rec.Topic)
 		require.Equal(t, "k"+strconv.Itoa(i), rec.Headers[len(rec.Headers)-2].Key)

@@ -37,7 +37,7 @@ func TestTopicTemplate(t *testing.T) {
 			}
 			r := newRouter(t, func(c *Config) { c.TopicTemplate = tt.template })
 			for range 2 { // the second call is served from the cache
-				rec, err := r.Record(row, testTxn())
+				rec, err := r.Route(row, testTxn())
 				require.NoError(t, err)
 				assert.Equal(t, tt.want, rec.Topic)
 			}
@@ -56,7 +56,7 @@ func TestTopicCacheKeys(t *testing.T) {
 	} {
 		row := testRow()
 		row.AggregateType, row.EventType = []byte(tc.agg), []byte(tc.typ)
-		rec, err := r.Record(row, testTxn())
+		rec, err := r.Route(row, testTxn())
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, rec.Topic)
 	}
@@ -64,7 +64,7 @@ func TestTopicCacheKeys(t *testing.T) {
 	for _, tc := range []struct{ db, table string }{{"a", "b"}, {"a", "c"}, {"b", "b"}} {
 		row := testRow()
 		row.Database, row.Table = tc.db, tc.table
-		rec, err := r.Record(row, testTxn())
+		rec, err := r.Route(row, testTxn())
 		require.NoError(t, err)
 		assert.Equal(t, tc.db+"."+tc.table, rec.Topic)
 	}
@@ -128,7 +128,7 @@ func TestIllegalTopicIsRowError(t *testing.T) {
 			tt.row(row)
 			r := newRouter(t, func(c *Config) { c.TopicTemplate = tt.template })
 			for range 2 { // errors are not cached away
-				_, err := r.Record(row, testTxn())
+				_, err := r.Route(row, testTxn())
 				re := requireKind(t, err, KindInvalidTopic)
 				assert.Contains(t, re.Error(), tt.msg)
 				assert.Contains(t, re.Error(), "outbox row "+row.Database+".outbox event_id="+testEventID+" gtid=0-1-42: ")
