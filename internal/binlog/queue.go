@@ -2,8 +2,13 @@ package binlog
 
 import (
 	"context"
+	"errors"
 	"sync"
 )
+
+// ErrReaderStopped is what a consumer of a Queue returns when Take
+// reports it closed: the reader returned, and its own error says why.
+var ErrReaderStopped = errors.New("binlog reader stopped")
 
 // Queue hands rows from the reader to the consumer without making either
 // wait for the other while there is room: the reader appends to one

@@ -20,10 +20,6 @@ var ErrKafkaStalled = errors.New("kafka accepted no commit")
 // --shutdown-timeout: the open Kafka transaction was aborted.
 var ErrShutdownTimeout = errors.New("stopping took longer than the shutdown timeout")
 
-// errReaderStopped means the binlog reader returned; its error is the
-// cause and is reported by Run.
-var errReaderStopped = errors.New("binlog reader stopped")
-
 // loop moves batches from the reader into Kafka until ctx is cancelled
 // (then it stops at the next transaction boundary, or half ShutdownTimeout
 // into a binlog transaction inside it, and commits: see stop) or an
@@ -89,7 +85,7 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 		}
 		if closed {
 			r.abort()
-			return errReaderStopped
+			return binlog.ErrReaderStopped
 		}
 		// The reader has nothing ready: commit now rather than wait, or as
 		// soon as the linger since the last commit has passed.

@@ -216,7 +216,7 @@ func (r *Relay) runActive(ctx context.Context) error {
 	err = r.loop(ctx, q)
 	stopReading()
 	rerr := <-readErr
-	if errors.Is(err, errReaderStopped) {
+	if errors.Is(err, binlog.ErrReaderStopped) {
 		err = nil
 		if rerr != nil {
 			err = &sourceError{rerr}

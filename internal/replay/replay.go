@@ -99,9 +99,6 @@ type loop struct {
 	txns    int         // transactions in the range since the last commit
 }
 
-// errReaderStopped: the reader returned; the errgroup reports its error.
-var errReaderStopped = errors.New("binlog reader stopped")
-
 // run returns nil once the range is over and committed.
 func (l *loop) run(ctx context.Context, q *binlog.Queue) error {
 	for {
@@ -117,7 +114,7 @@ func (l *loop) run(ctx context.Context, q *binlog.Queue) error {
 			continue
 		}
 		if closed {
-			return errReaderStopped
+			return binlog.ErrReaderStopped
 		}
 		select {
 		case <-q.Ready():
