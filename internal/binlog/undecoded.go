@@ -9,6 +9,14 @@ import (
 // undecoded hands the row data of outbox INSERT events, which go-mysql's
 // parser goroutine leaves undecoded, to the stream, which decodes it with
 // the table's rowCodec (or go-mysql's decoder when that cannot).
+//
+// It is a side channel keyed by the event because go-mysql allows no
+// plain hand-over: its rows decoder hook (BinlogSyncerConfig's
+// RowsEventDecodeFunc) receives the *RowsEvent and the event's body and
+// returns only an error, and RowsEvent has no field for undecoded bytes
+// (Rows holds decoded values). The stream could find the bytes again in
+// BinlogEvent.RawData, but only by decoding the rows header a second time
+// to learn where the rows begin.
 type undecoded struct {
 	mu sync.Mutex
 	m  map[*replication.RowsEvent][]byte
