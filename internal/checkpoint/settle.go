@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -78,9 +79,12 @@ func Settle(ctx context.Context, topic string, within time.Duration, opts ...kgo
 			return st, nil
 		}
 		if time.Since(began) > within {
-			return st, fmt.Errorf("%w: checkpoint topic %q partition 0 is stable only up to offset %d of %d after %s; "+
-				"if it stays so, a transaction's commit markers were never written (a hanging transaction): "+
-				"kafka-transactions.sh find-hanging names it", ErrUnsettled, topic, lso, st.HighWatermark, within)
+			return st, fmt.Errorf("%w: checkpoint topic %q partition 0 is stable only up to offset %d of %d after %s%s; "+
+				"if it stays so, the transaction's marker was never written to the partition (a hanging transaction, which "+
+				"kafka-transactions.sh find-hanging names). Its outcome decides which checkpoint is the router's, so the router "+
+				"does not read past it; aborting it (kafka-transactions.sh abort) makes the router resume from the checkpoint "+
+				"before it, publishing again the rows of that transaction if the outbox topics have them",
+				ErrUnsettled, topic, lso, st.HighWatermark, within, openProducers(ctx, adm, topic))
 		}
 		select {
 		case <-ctx.Done():
@@ -106,4 +110,24 @@ func partitionOffset(ctx context.Context, list func(context.Context, ...string) 
 		return 0, fmt.Errorf("checkpoint topic %q has no partition 0: %v", topic, err)
 	}
 	return o.Offset, nil
+}
+
+// openProducers names the producers with a transaction open on topic's
+// partition 0, as DescribeProducers reports them, for an error message;
+// "" when none is found or they cannot be described.
+func openProducers(ctx context.Context, adm *kadm.Client, topic string) string {
+	ps, err := adm.DescribeProducers(ctx, kadm.TopicsSet{topic: {0: {}}})
+	if err != nil {
+		return ""
+	}
+	var open []string
+	ps.EachProducer(func(p kadm.DescribedProducer) {
+		if p.CurrentTxnStartOffset >= 0 {
+			open = append(open, fmt.Sprintf("producer id %d epoch %d from offset %d", p.ProducerID, p.ProducerEpoch, p.CurrentTxnStartOffset))
+		}
+	})
+	if len(open) == 0 {
+		return ""
+	}
+	return " (a transaction open: " + strings.Join(open, ", ") + ")"
 }

@@ -48,6 +48,7 @@ func TestSettleWaitsForTheOpenTransaction(t *testing.T) {
 	_, err = Settle(ctx, topic, 300*time.Millisecond, opts...)
 	require.True(t, errors.Is(err, ErrUnsettled), "open transaction: %v", err)
 	assert.Contains(t, err.Error(), "find-hanging")
+	assert.Contains(t, err.Error(), "from offset 2)", "names the open transaction")
 
 	got, err := Load(ctx, topic, "a", opts...)
 	require.NoError(t, err)
