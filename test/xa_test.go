@@ -364,7 +364,7 @@ func TestXAPreparedBinlogPurged(t *testing.T) {
 	t.Logf("exit code %d; router's last words: %s", code, stopLine)
 	assert.Equal(t, 3, code, "exit code for a purged binlog")
 	assert.Contains(t, stopLine, "XA transaction 'order-42'", "the error names the XID")
-	assert.Contains(t, stopLine, cp.XAPrepared[0].BinlogFile, "the error names the purged binlog")
+	assert.Contains(t, stopLine, cp.XAPrepared[0].File, "the error names the purged binlog")
 	got := col.settle(t, time.Second)
 	seen, _ := countIDs(col, ids)
 	assert.Zero(t, seen, "rows of the purged prepare group")

@@ -16,12 +16,14 @@ import (
 // PreparedXA is an XA transaction whose PREPARE is in the binlog and whose
 // COMMIT or ROLLBACK is not yet. Its rows live only in the binlog, in the
 // prepare group at File:Pos; they are read again from there at its COMMIT.
+// The checkpoint stores the table of them as it is (the JSON names are the
+// checkpoint record's), and Reader.SetPrepared takes it back.
 type PreparedXA struct {
-	XID    string // as the servers log it: X'<gtrid hex>',X'<bqual hex>',<format id>
-	GTID   string // the prepare group's GTID
-	File   string // binlog file of the prepare group
-	Pos    uint32 // position of the prepare group's first (GTID) event
-	Outbox bool   // the prepare group has row events of outbox tables
+	XID    string `json:"xid"`         // as the servers log it: X'<gtrid hex>',X'<bqual hex>',<format id>
+	GTID   string `json:"gtid"`        // the prepare group's GTID
+	File   string `json:"binlog_file"` // binlog file of the prepare group
+	Pos    uint32 `json:"binlog_pos"`  // position of the prepare group's first (GTID) event
+	Outbox bool   `json:"outbox"`      // the prepare group has row events of outbox tables
 }
 
 // PreparedSet is the table of prepared XA transactions after a

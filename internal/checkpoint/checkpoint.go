@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
@@ -50,17 +51,7 @@ type Checkpoint struct {
 	// XAPrepared are the XA transactions prepared within GTIDSet whose
 	// COMMIT or ROLLBACK is not: their rows are published at the COMMIT,
 	// read again from the binlog at the recorded position.
-	XAPrepared []PreparedXA `json:"xa_prepared,omitempty"`
-}
-
-// PreparedXA locates the prepare group of a prepared XA transaction in the
-// binlog.
-type PreparedXA struct {
-	XID        string `json:"xid"`         // as the server logs it: X'<gtrid hex>',X'<bqual hex>',<format id>
-	GTID       string `json:"gtid"`        // the prepare group's GTID
-	BinlogFile string `json:"binlog_file"` // binlog file holding the prepare group
-	BinlogPos  uint32 `json:"binlog_pos"`  // position of its first event
-	Outbox     bool   `json:"outbox"`      // it has rows of outbox tables
+	XAPrepared []binlog.PreparedXA `json:"xa_prepared,omitempty"`
 }
 
 // Record returns the checkpoint as a record for topic: key = Name,

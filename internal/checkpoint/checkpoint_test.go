@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
@@ -18,7 +19,7 @@ import (
 func TestRecordDecodeRoundTrip(t *testing.T) {
 	c := &Checkpoint{Name: "r1", GTIDSet: "0-1-42,1-2-7", Flavor: "mariadb", ServerID: 1,
 		BinlogFile: "mysql-bin.000003", BinlogPos: 1234, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-		XAPrepared: []PreparedXA{{XID: "X'7831',X'',1", GTID: "0-1-40", BinlogFile: "mysql-bin.000002", BinlogPos: 617, Outbox: true}}}
+		XAPrepared: []binlog.PreparedXA{{XID: "X'7831',X'',1", GTID: "0-1-40", File: "mysql-bin.000002", Pos: 617, Outbox: true}}}
 	rec, err := c.Record("cp")
 	require.NoError(t, err)
 	assert.Equal(t, "cp", rec.Topic)

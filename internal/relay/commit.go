@@ -113,7 +113,7 @@ func (r *Relay) checkpoint() *checkpoint.Checkpoint {
 		Source:     r.cfg.Source,
 		Version:    r.cfg.Version,
 		Layouts:    r.pendingLayouts,
-		XAPrepared: preparedTo(r.pendingXA),
+		XAPrepared: r.pendingXA,
 	}
 }
 
