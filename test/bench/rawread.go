@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/gtid"
 )
 
@@ -22,7 +21,7 @@ type rawReadResult struct {
 	CPU        cpuUse  `json:"cpu_during_run"`
 }
 
-// rawRead streams the backlog with binlog.RawDump (go-mysql's raw mode:
+// rawRead streams the backlog with rawDump (go-mysql's raw mode:
 // headers and checksums only) until it has seen the commit of every
 // backlog transaction. It is the physical limit of the source side, to
 // hold the parsed decode (rawDecode) and the router against.
@@ -32,8 +31,8 @@ func rawRead(ctx context.Context, addr string, serverID uint32, bl backlog) (raw
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	began := time.Now()
-	err := binlog.RawDump(ctx, binlog.RawDumpConfig{Addr: addr, User: "root", ServerID: serverID,
-		Flavor: gtid.MariaDB, Start: bl.Start.String()}, func(ev binlog.RawEvent) bool {
+	err := rawDump(ctx, rawDumpConfig{Addr: addr, User: "root", ServerID: serverID,
+		Flavor: gtid.MariaDB, Start: bl.Start.String()}, func(ev rawEvent) bool {
 		res.Events++
 		res.Bytes += int64(ev.Size)
 		if ev.IsXID() {

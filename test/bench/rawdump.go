@@ -1,4 +1,4 @@
-package binlog
+package main
 
 import (
 	"context"
@@ -10,23 +10,24 @@ import (
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/gtid"
 )
 
-// RawDumpConfig is the dump connection of RawDump.
-type RawDumpConfig struct {
+// rawDumpConfig is the dump connection of rawDump.
+type rawDumpConfig struct {
 	Addr       string      // host:port of the server
 	User       string      // a user with REPLICATION SLAVE
 	Password   string      // its password
 	ServerID   uint32      // the connection's replica server id, unique on the server
 	Flavor     gtid.Flavor // the server's flavor
 	Start      string      // the GTID set to stream after, in the server's syntax
-	EventCache int         // go-mysql's event channel; default DefaultEventCache, as --event-cache
+	EventCache int         // go-mysql's event channel; default binlog.DefaultEventCache, as --event-cache
 }
 
-// RawEvent is one binlog event as the server sent it: its header fields and
+// rawEvent is one binlog event as the server sent it: its header fields and
 // size; its body is not parsed.
-type RawEvent struct {
+type rawEvent struct {
 	Type   byte   // the event type code
 	LogPos uint32 // the position after the event in its binlog file
 	Size   int    // bytes, header and checksum included
@@ -34,16 +35,17 @@ type RawEvent struct {
 
 // IsXID reports whether e is an XID event: the commit of a transaction of a
 // transactional engine.
-func (e RawEvent) IsXID() bool { return e.Type == byte(replication.XID_EVENT) }
+func (e rawEvent) IsXID() bool { return e.Type == byte(replication.XID_EVENT) }
 
-// RawDump streams the binlog after cfg.Start over one dump connection with
+// rawDump streams the binlog after cfg.Start over one dump connection with
 // go-mysql in raw mode: every event's header is read and its checksum
 // verified, and nothing else is parsed (no GTID, table map or rows event
-// is decoded). It calls fn for every event until fn returns false (RawDump
+// is decoded). It calls fn for every event until fn returns false (rawDump
 // then returns nil), ctx ends, or the connection fails. It measures the
-// limit of the source side, the transport alone (test/bench): the router
-// itself always parses.
-func RawDump(ctx context.Context, cfg RawDumpConfig, fn func(RawEvent) bool) error {
+// limit of the source side, the transport alone: the router itself
+// always parses. It is the benchmark's own use of go-mysql, the one
+// allowed outside internal/binlog.
+func rawDump(ctx context.Context, cfg rawDumpConfig, fn func(rawEvent) bool) error {
 	host, portText, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("raw dump: server address %q: %w", cfg.Addr, err)
@@ -57,7 +59,7 @@ func RawDump(ctx context.Context, cfg RawDumpConfig, fn func(RawEvent) bool) err
 		return fmt.Errorf("raw dump: start %q: %w", cfg.Start, err)
 	}
 	if cfg.EventCache <= 0 {
-		cfg.EventCache = DefaultEventCache
+		cfg.EventCache = binlog.DefaultEventCache
 	}
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
 		ServerID:         cfg.ServerID,
@@ -83,7 +85,7 @@ func RawDump(ctx context.Context, cfg RawDumpConfig, fn func(RawEvent) bool) err
 		if err != nil {
 			return fmt.Errorf("raw dump: %w", err)
 		}
-		if !fn(RawEvent{Type: byte(ev.Header.EventType), LogPos: ev.Header.LogPos, Size: len(ev.RawData)}) {
+		if !fn(rawEvent{Type: byte(ev.Header.EventType), LogPos: ev.Header.LogPos, Size: len(ev.RawData)}) {
 			return nil
 		}
 	}
