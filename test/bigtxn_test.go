@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
@@ -158,7 +159,7 @@ func (e *env) backfill(t testing.TB, n int) string {
 func TestHugeTransactionSplitByTime(t *testing.T) {
 	rng := faultRand(t)
 	const n, commitRecords, splitAge = 10_000, 1_000_000, 2 * time.Second
-	e := kfakeEnv(t)
+	e := slowKfakeEnv(t)
 	const name = "bytime"
 	slowProduce(t, e, 100*time.Millisecond)
 	r := startRouter(t, e.args(name, "--transaction-timeout", (2*splitAge).String(),
@@ -201,8 +202,16 @@ func TestHugeTransactionSplitByTime(t *testing.T) {
 		len(inside), n, commitRecords, v, r.logCount("--transaction-timeout"))
 }
 
-// slowProduce makes the in-process kfake broker take d to answer each
-// produce request, until the test ends.
+// slowKfakeEnv is kfakeEnv for slowProduce: a cluster whose sleeping
+// control functions are handled out of order (kfake.SleepOutOfOrder), so
+// other requests go on while a produce request sleeps. kfake's in-order
+// sleep queue can start a second waiter over the same queue when a
+// request sleeps just as the queue empties, which the race detector
+// reports in kfake itself.
+func slowKfakeEnv(t *testing.T) *env { return kfakeEnv(t, kfake.SleepOutOfOrder()) }
+
+// slowProduce makes the in-process kfake broker of a slowKfakeEnv take d
+// to answer each produce request, until the test ends.
 func slowProduce(t testing.TB, e *env, d time.Duration) {
 	c := e.kafka.Cluster
 	done := make(chan struct{})

@@ -54,7 +54,7 @@ func stopInsideBigTransaction(t *testing.T, timeout time.Duration) {
 			n = 100_000
 		}
 	} else {
-		e = kfakeEnv(t)
+		e = slowKfakeEnv(t)
 		// A broker that answers a produce request in 10 ms (2s timeout)
 		// or 50 ms (10s), as a real one may: kfake alone takes the 20,000
 		// rows in about a second and a half, too quick for a stop to find

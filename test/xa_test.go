@@ -419,7 +419,7 @@ func TestXAConnectionsCutDuringReread(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode: large XA transaction")
 	}
-	e := kfakeEnv(t)
+	e := slowKfakeEnv(t)
 	r := startRouter(t, e.args("xa-cut", "--max-buffered-records", "500", "--commit-records", "1000")...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
 	const n, cuts = 20000, 3
