@@ -99,19 +99,7 @@ func stopInsideBigTransaction(t *testing.T, timeout time.Duration) {
 	atStop := col.settle(t, time.Second)
 	t.Logf("checkpoint after the stop: %s + %s rows %d; %d records read", cp.GTIDSet, cp.TxnGTID, cp.TxnRows, len(atStop))
 
-	r.restart()
-	for range 5 {
-		require.NoError(t, w.tx(ctx, 3))
-	}
-	want := committedRows(t, e.db)
-	col.waitAll(t, want, 5*time.Minute)
-	r.mustRun("end")
-	require.Equal(t, 0, r.stop(30*time.Second))
-	all := col.settle(t, time.Second)
-	v := checkDelivery(t, want, all, nil)
-	assert.Equal(t, n+30, v.Events)
-	checkStopExact(t, cp, atStop, all)
-	t.Logf("broker %s; after the restart: %s", e.brokerName(), v)
+	restartAndCheck(t, e, r, w, col, cp, atStop, n+30, 30*time.Second, time.Second)
 }
 
 // noExitSleep is the environment of a router whose exit is timed: a
@@ -302,17 +290,26 @@ func TestStopApacheBrokerRestartDuringDrain(t *testing.T) {
 	t.Logf("checkpoint after the stop: %s + %q rows %d (inside the big transaction: %v); %d records read",
 		cp.GTIDSet, cp.TxnGTID, cp.TxnRows, inside, len(atStop))
 
+	restartAndCheck(t, e, r, w, col, cp, atStop, n+30, time.Minute, 2*time.Second)
+}
+
+// restartAndCheck starts the stopped router again, writes 5 more
+// transactions, and checks that every one of the events rows was read
+// once and that the checkpoint stored at the stop covered exactly the
+// records read then (atStop).
+func restartAndCheck(t *testing.T, e *env, r *router, w *writer, col *collector, cp *checkpoint.Checkpoint, atStop []delivered, events int, stop, quiet time.Duration) {
+	t.Helper()
 	r.restart()
 	for range 5 {
-		require.NoError(t, w.tx(ctx, 3))
+		require.NoError(t, w.tx(context.Background(), 3))
 	}
 	want := committedRows(t, e.db)
 	col.waitAll(t, want, 5*time.Minute)
 	r.mustRun("end")
-	require.Equal(t, 0, r.stop(time.Minute))
-	all := col.settle(t, 2*time.Second)
+	require.Equal(t, 0, r.stop(stop))
+	all := col.settle(t, quiet)
 	v := checkDelivery(t, want, all, nil)
-	assert.Equal(t, n+30, v.Events)
+	assert.Equal(t, events, v.Events)
 	checkStopExact(t, cp, atStop, all)
 	t.Logf("broker %s; after the restart: %s", e.brokerName(), v)
 }
