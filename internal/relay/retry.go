@@ -36,6 +36,11 @@ func (r *Relay) runRetrying(ctx context.Context) error {
 				continue
 			}
 		}
+		if err != nil && ctx.Err() != nil && (retriable(err) || worked && closedAtOnce(err)) {
+			// Stopping: no new session. The checkpoint stays the last one
+			// Kafka committed, which the next start resumes from.
+			return fmt.Errorf("stopping: Kafka failed before the last commit (a broker going away?); the next start resumes from the last committed checkpoint: %w", err)
+		}
 		if err == nil || ctx.Err() != nil || !(retriable(err) || worked && closedAtOnce(err)) {
 			return err
 		}
