@@ -306,9 +306,13 @@ func TestXALargePrepared(t *testing.T) {
 	}
 	e := newEnv(t, envOpts{})
 	// A small event cache (with 1 MiB statements it bounds the parsed
-	// events of both dump connections to a few MiB) and a lower soft
+	// events of both dump connections to a few MiB), a producer buffer
+	// the small commits fill as well as the large one (with the default
+	// 32 MiB the 14 MiB of a small one never fill it and the comparison
+	// would measure the buffer, not the transaction), and a lower soft
 	// memory limit, so that the collector's slack does not hide growth.
-	r := startRouter(t, e.args("xa-large", "--event-cache", "4", "--memory-limit", fmt.Sprint(48<<20))...)
+	r := startRouter(t, e.args("xa-large", "--event-cache", "4", "--max-buffered-bytes", fmt.Sprint(4<<20),
+		"--memory-limit", fmt.Sprint(48<<20))...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
 	const n, payloadMiB = 20000, 150
 	pad := payloadMiB << 20 / n
