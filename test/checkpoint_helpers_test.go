@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // checkpointWait bounds the wait for a router's checkpoint to reach a
@@ -32,12 +33,12 @@ func (e *env) checkpoints() checkpointStore {
 // checkpointTopic is the env's --checkpoint-topic.
 func (e *env) checkpointTopic() string { return e.prefix + "_checkpoints" }
 
-// load returns the stored checkpoint of name as checkpoint.Load does,
+// load returns the stored checkpoint of name as kafka.LoadCheckpoint does,
 // giving up after 30 s.
 func (c checkpointStore) load(name string) (*checkpoint.Checkpoint, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return checkpoint.Load(ctx, c.topic, name, kgo.SeedBrokers(c.brokers...))
+	return kafka.LoadCheckpoint(ctx, c.topic, name, kgo.SeedBrokers(c.brokers...))
 }
 
 // at reports whether the stored checkpoint of name is at the GTID set

@@ -17,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // Tests only a real cluster can run, on the shared three-node cluster
@@ -35,7 +35,7 @@ func TestClusterKillLeaderAndCoordinator(t *testing.T) {
 	a := k.Apache
 	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
 	const name = "leaderkill"
-	txnID := relay.TransactionalID(name)
+	txnID := kafka.TransactionalID(name)
 	r := startRouter(t, e.args(name)...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
 	l := startLoad(t, newWriter(e.db, rng, "agg", 40, 0), 400)

@@ -12,8 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // TestApacheKafkaCommitOutcomeAfterRestart asks Apache Kafka, without the
@@ -26,7 +26,7 @@ import (
 // its producer id (InitProducerId completes or aborts the previous
 // transaction) and reads the checkpoint partition read_committed up to
 // its last stable offset, once at once (as the router did) and once after
-// checkpoint.Settle (as it does now). The settled read must never be
+// kafka.Settle (as it does now). The settled read must never be
 // behind the last commit Kafka acknowledged; how often the immediate
 // read was behind is logged: each time is a session that would have
 // resumed before a committed transaction and published it again.
@@ -97,8 +97,8 @@ func TestApacheKafkaCommitOutcomeAfterRestart(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: reading at once: %v", round, err)
 		}
-		st, err := checkpoint.Settle(ctx, cpTopic, 20*time.Second, opts...)
-		if errors.Is(err, checkpoint.ErrUnsettled) {
+		st, err := kafka.Settle(ctx, cpTopic, 20*time.Second, opts...)
+		if errors.Is(err, kafka.ErrUnsettled) {
 			// A hanging transaction: Kafka completed the transaction at the
 			// coordinator without writing its marker to this partition. The
 			// router would stop here rather than read a checkpoint from a

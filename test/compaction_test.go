@@ -18,7 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // TestCheckpointTopicCompacted lets Apache Kafka's log cleaner compact the
@@ -76,7 +76,7 @@ func TestCheckpointTopicCompacted(t *testing.T) {
 			return drop
 		})
 		require.True(t, proxy.wait(tr, time.Minute), "the router sent no EndTxn within a minute")
-		if txnState(t, e.kafka.Brokers, relay.TransactionalID(name)) == "Ongoing" {
+		if txnState(t, e.kafka.Brokers, kafka.TransactionalID(name)) == "Ongoing" {
 			routerAborts++
 		}
 		r.restart()

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // The Apache Kafka counterparts of TestFaultKafkaUnavailable and
@@ -75,7 +75,7 @@ func TestFaultApacheBrokerRestart(t *testing.T) {
 	e.useProxies(proxies)
 	a := k.Apache
 	const name = "restart"
-	txnID := relay.TransactionalID(name)
+	txnID := kafka.TransactionalID(name)
 	start := func() {
 		time.Sleep(randDur(rng, 2*time.Second, 5*time.Second)) // the outage itself
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

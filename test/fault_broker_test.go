@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // TestFaultKafkaBrokerRestart stops the whole (single-broker) cluster for
@@ -41,7 +41,7 @@ func TestFaultKafkaBrokerRestart(t *testing.T) {
 		what := fmt.Sprintf("broker stop %d at a random moment", i+1)
 		if at >= 0 {
 			what = fmt.Sprintf("broker stop %d at the router's %s request", i+1, at.Name())
-			dieAt(t, e.kafka.Cluster, at, relay.TransactionalID(name))
+			dieAt(t, e.kafka.Cluster, at, kafka.TransactionalID(name))
 		} else {
 			time.Sleep(randDur(rng, 200*time.Millisecond, time.Second))
 		}

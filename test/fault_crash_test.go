@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // TestCrashSIGKILL kills the router binary with SIGKILL at random moments
@@ -42,7 +42,7 @@ func crashTest(t *testing.T, e *env, delivery string) {
 	kills, minEvents := byMode(5, 20), byMode(3000, 50000)
 	rate := byMode(700, 1000)
 	const name = "crash"
-	txnID := relay.TransactionalID(name)
+	txnID := kafka.TransactionalID(name)
 	if delivery == "at-least-once" {
 		txnID = "" // the idempotent producer
 	}

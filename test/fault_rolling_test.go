@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
@@ -71,7 +72,7 @@ func startRolling(t *testing.T, name string, rate int, types ...string) *rolling
 	rng := faultRand(t)
 	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
 	w := newWriter(e.db, rng, "agg", 40, 0, types...)
-	rg := &rolling{t: t, rng: rng, a: k.Apache, e: e, txnID: relay.TransactionalID(name), types: w.types, cl: e.kafkaClient()}
+	rg := &rolling{t: t, rng: rng, a: k.Apache, e: e, txnID: kafka.TransactionalID(name), types: w.types, cl: e.kafkaClient()}
 	rg.r = startRouter(t, e.args(name, "--delivery", string(relay.ExactlyOnce))...)
 	rg.col = newCollector(t, k.Brokers, e.topicRegex())
 	rg.l = startLoad(t, w, rate)

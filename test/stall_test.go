@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // TestStallPastTransactionTimeout stops the router (SIGSTOP) while a Kafka
@@ -34,7 +34,7 @@ func TestStallPastTransactionTimeout(t *testing.T) {
 	}
 	t.Logf("broker %s", e.brokerName())
 	const name = "stall"
-	txnID := relay.TransactionalID(name)
+	txnID := kafka.TransactionalID(name)
 	adm := e.admin()
 	describe := func() kadm.DescribedTransaction {
 		t.Helper()

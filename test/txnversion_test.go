@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // TestTransactionVersion0 runs the end-to-end contract and the
@@ -50,14 +50,14 @@ func commitsEpochBump(t *testing.T, e *env, n int) int {
 	e.writeEvents("Epoch", 1)
 	c.read(1, 60*time.Second)
 	e.waitCheckpoint(name, e.gtidPos())
-	before, err := describeTxn(e.kafka.Brokers, relay.TransactionalID(name))
+	before, err := describeTxn(e.kafka.Brokers, kafka.TransactionalID(name))
 	require.NoError(t, err)
 	for range n {
 		e.writeEvents("Epoch", 1)
 		c.read(1, 60*time.Second)
 		e.waitCheckpoint(name, e.gtidPos())
 	}
-	after, err := describeTxn(e.kafka.Brokers, relay.TransactionalID(name))
+	after, err := describeTxn(e.kafka.Brokers, kafka.TransactionalID(name))
 	require.NoError(t, err)
 	require.Equal(t, 0, r.stop(20*time.Second))
 	require.Equal(t, before.ProducerID, after.ProducerID, "one producer id")

@@ -12,14 +12,13 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/config"
 	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/logging"
-	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
@@ -109,7 +108,7 @@ func checkpointShow(ctx context.Context, args []string) int {
 		fmt.Fprintln(os.Stderr, "binlog-router checkpoint show:", err)
 		return exitFatal
 	}
-	cp, err := checkpoint.Load(ctx, cfg.CheckpointTopic, cfg.Name, cfg.KafkaOpts()...)
+	cp, err := kafka.LoadCheckpoint(ctx, cfg.CheckpointTopic, cfg.Name, cfg.KafkaOpts()...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "binlog-router:", err)
 		return exitFatal
@@ -285,10 +284,10 @@ func writeCheckpoint(ctx context.Context, cfg *config.Config, verb, text string,
 			return err
 		}
 	}
-	if err := checkpoint.EnsureTopic(ctx, adm, cfg.CheckpointTopic); err != nil {
+	if err := kafka.EnsureCheckpointTopic(ctx, adm, cfg.CheckpointTopic); err != nil {
 		return err
 	}
-	if err := checkpoint.Write(ctx, rec, relay.TransactionalID(cfg.Name), cfg.KafkaOpts()...); err != nil {
+	if err := kafka.WriteCheckpoint(ctx, rec, kafka.TransactionalID(cfg.Name), cfg.KafkaOpts()...); err != nil {
 		return err
 	}
 	was := "none"
@@ -318,7 +317,7 @@ func currentCheckpoint(ctx context.Context, cfg *config.Config, adm *kadm.Client
 	if !topics.Has(cfg.CheckpointTopic) {
 		return nil, nil
 	}
-	cp, err := checkpoint.Load(ctx, cfg.CheckpointTopic, cfg.Name, cfg.KafkaOpts()...)
+	cp, err := kafka.LoadCheckpoint(ctx, cfg.CheckpointTopic, cfg.Name, cfg.KafkaOpts()...)
 	if errors.Is(err, checkpoint.ErrCheckpointMissing) {
 		return nil, nil
 	}
@@ -342,11 +341,11 @@ func openSource(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*b
 }
 
 func adminClient(cfg *config.Config) (*kadm.Client, func(), error) {
-	cl, err := kgo.NewClient(cfg.KafkaOpts()...)
+	adm, err := kafka.NewAdmin(cfg.KafkaOpts()...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("kafka client: %w", err)
+		return nil, nil, err
 	}
-	return kadm.NewClient(cl), cl.Close, nil
+	return adm, adm.Close, nil
 }
 
 // refusedSetError marks a GTID set given on the command line that does
@@ -388,12 +387,16 @@ func newCheckpoint(ctx context.Context, cfg *config.Config, reader *binlog.Reade
 // single sign is proof either way, and --force overrides.
 func refuseIfActive(ctx context.Context, cfg *config.Config, adm *kadm.Client, old *checkpoint.Checkpoint, reader *binlog.Reader, log zerolog.Logger) error {
 	owner := checkpoint.Owner{
-		Group:           relay.GroupID(cfg.Name),
-		TransactionalID: relay.TransactionalID(cfg.Name),
+		Group:           kafka.GroupID(cfg.Name),
+		TransactionalID: kafka.TransactionalID(cfg.Name),
 		ServerID:        uint32(cfg.ServerID),
 		IdleCheckpoint:  cfg.IdleCheckpoint,
 	}
-	signs, warnings, err := checkpoint.ActiveSigns(ctx, adm, reader.DB(), owner, old)
+	activity, err := kafka.DescribeActivity(ctx, adm, owner.Group, owner.TransactionalID)
+	if err != nil {
+		return fmt.Errorf("checking whether router %q is running: %w; use --force to skip the check", cfg.Name, err)
+	}
+	signs, warnings, err := checkpoint.ActiveSigns(ctx, activity, reader.DB(), owner, old)
 	if err != nil {
 		return fmt.Errorf("checking whether router %q is running: %w; use --force to skip the check", cfg.Name, err)
 	}

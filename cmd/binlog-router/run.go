@@ -14,6 +14,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/config"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/logging"
 	"github.com/binlog-router/binlog-router/internal/metrics"
 	"github.com/binlog-router/binlog-router/internal/relay"
@@ -69,7 +70,11 @@ func runRouter(ctx context.Context, cfg *config.Config, log zerolog.Logger) erro
 		stop()
 		_ = g.Wait()
 	}()
-	watch := metrics.NewReplicaWatch(m, log, metrics.ReplicaWatchConfig{Kafka: cfg.KafkaOpts(), Topics: watchedTopics(cfg)})
+	watchClient, err := kafka.NewClient(cfg.KafkaOpts()...)
+	if err != nil {
+		return err
+	}
+	watch := metrics.NewReplicaWatch(m, log, metrics.ReplicaWatchConfig{Client: watchClient, Topics: watchedTopics(cfg)})
 	g.Go(func() error { return watch.Run(sctx) })
 	if cfg.MetricsAddr != "" {
 		srv, err := metrics.Serve(sctx, cfg.MetricsAddr, m, watch.Ready)

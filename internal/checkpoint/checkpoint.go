@@ -83,3 +83,10 @@ func truncate(b []byte, n int) string {
 	}
 	return string(b)
 }
+
+// Tombstone returns the record that deletes name's checkpoint from topic: a
+// null value for its key. kafka.LoadCheckpoint then returns ErrCheckpointMissing, and
+// compaction eventually drops the key.
+func Tombstone(topic, name string) *kgo.Record {
+	return &kgo.Record{Topic: topic, Key: []byte(name), Value: nil, Partition: 0}
+}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // ErrKafkaAuth means the Kafka brokers refused the router's credentials
@@ -39,7 +41,7 @@ func (c *Config) CheckKafkaAuth(ctx context.Context) error {
 		return nil
 	}
 	hook := &saslReadHook{}
-	cl, err := kgo.NewClient(append(c.KafkaOpts(), kgo.WithHooks(hook))...)
+	cl, err := kafka.NewClient(append(c.KafkaOpts(), kgo.WithHooks(hook))...)
 	if err != nil {
 		return err
 	}

@@ -18,9 +18,9 @@ import (
 // ReplicaWatchConfig configures a ReplicaWatch. Zero values take the
 // defaults.
 type ReplicaWatchConfig struct {
-	// Kafka are the options of the watch's own client (seed brokers, TLS,
-	// SASL).
-	Kafka []kgo.Opt
+	// Client is the watch's own Kafka client (kafka.NewClient); Run
+	// closes it.
+	Client *kgo.Client
 	// Topics are watched besides those Metrics saw records routed to: the
 	// checkpoint and dead-letter topics, and __transaction_state for
 	// exactly-once. A topic that does not exist or may not be described is
@@ -95,13 +95,10 @@ func NewReplicaWatch(m *Metrics, log zerolog.Logger, cfg ReplicaWatchConfig) *Re
 	return &ReplicaWatch{m: m, log: log.With().Str("component", "replicas").Logger(), cfg: cfg, minISR: map[string]int{}}
 }
 
-// Run looks every cfg.Every until ctx ends, then returns nil. A look that
-// fails (brokers unreachable) changes nothing.
+// Run looks every cfg.Every until ctx ends, then closes the client and
+// returns nil. A look that fails (brokers unreachable) changes nothing.
 func (w *ReplicaWatch) Run(ctx context.Context) error {
-	cl, err := kgo.NewClient(w.cfg.Kafka...)
-	if err != nil {
-		return fmt.Errorf("replica watch: %w", err)
-	}
+	cl := w.cfg.Client
 	defer cl.Close()
 	t := time.NewTicker(w.cfg.Every)
 	defer t.Stop()

@@ -120,7 +120,7 @@ type ProducerLimits struct {
 	// MaxMessageBytes is the largest record batch the producer sends; a
 	// topic whose max.message.bytes (by default the brokers'
 	// message.max.bytes) is smaller gets batches of its own limit
-	// (limits.go). A record that cannot fit alone is a row error. Default
+	// (kafka.TopicLimits). A record that cannot fit alone is a row error. Default
 	// DefaultMaxMessageBytes.
 	MaxMessageBytes int // --max-message-bytes
 }
@@ -247,6 +247,3 @@ func (c *Config) validate() error {
 	}
 	return nil
 }
-
-// TransactionalID is the Kafka transactional id of a router name.
-func TransactionalID(name string) string { return "binlog-router-" + name }

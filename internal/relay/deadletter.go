@@ -10,15 +10,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
 // tooLarge is the row error of a record over its topic's limit; it names
 // the limit and the setting to change.
-func tooLarge(row *binlog.OutboxRow, txn *binlog.Txn, topic string, size int, lim limit) *route.RowError {
+func tooLarge(row *binlog.OutboxRow, txn *binlog.Txn, topic string, size int, lim kafka.Limit) *route.RowError {
 	return route.TooLarge(row.Database+"."+row.Table, txn.GTID, string(row.EventID),
 		fmt.Sprintf("record for topic %s takes %d bytes in a record batch, over %s (%d bytes); %s",
-			topic, size, lim.source.setting(topic), lim.bytes, lim.source.fix(topic, size)))
+			topic, size, lim.Source.Setting(topic), lim.Bytes, lim.Source.Fix(topic, size)))
 }
 
 // deadLetter is the JSON value of a dead-letter record: the original row,
@@ -72,7 +73,7 @@ func deadLetterRecord(topic string, row *binlog.OutboxRow, txn *binlog.Txn, re *
 	// is kept until the record fits.
 	for keep := min(len(row.Payload), limit/2); ; keep /= 2 {
 		rec.Value = deadLetterValue(d, row.Payload, keep)
-		if keep == 0 || batchBytes(rec) <= limit {
+		if keep == 0 || kafka.BatchBytes(rec) <= limit {
 			return rec
 		}
 	}

@@ -7,16 +7,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
-	"github.com/binlog-router/binlog-router/internal/txnproducer"
 )
 
 // fakeSource is a MariaDB binlog in memory: transactions of one-domain
@@ -205,8 +204,8 @@ func (k *fakeKafka) loadCheckpoint(context.Context) (*checkpoint.Checkpoint, err
 }
 
 // newLimits: without a client every topic's limit is MaxMessageBytes.
-func (k *fakeKafka) newLimits() (*topicLimits, error) {
-	return newTopicLimits(k.cfg.MaxMessageBytes, false, zerolog.Nop()), nil
+func (k *fakeKafka) newLimits() (*kafka.TopicLimits, error) {
+	return kafka.FlagLimits(k.cfg.MaxMessageBytes), nil
 }
 
 func (k *fakeKafka) newSink(func(string) int32) (Sink, error) {
@@ -280,7 +279,7 @@ func (s *fakeSink) Produce(_ context.Context, rec *kgo.Record) {
 	defer s.k.mu.Unlock()
 	if s.k.failRecord != nil && s.err == nil {
 		if err := s.k.failRecord(rec); err != nil {
-			s.err = txnproducer.Describe(rec, err)
+			s.err = kafka.Describe(rec, err)
 			return
 		}
 	}
@@ -323,7 +322,7 @@ func (s *fakeSink) Flush(ctx context.Context) error {
 	s.k.mu.Lock()
 	defer s.k.mu.Unlock()
 	if s.err == nil && len(s.open) > 0 && s.stale() {
-		s.err = txnproducer.Describe(s.open[0], kerr.InvalidProducerEpoch)
+		s.err = kafka.Describe(s.open[0], kerr.InvalidProducerEpoch)
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/binlog-router/binlog-router/internal/txnproducer"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // ErrTransactionTimedOut means the broker aborted the open Kafka
@@ -32,7 +32,7 @@ var ErrFenced = errors.New("another instance with the same --name took over")
 // meanwhile, the new session fences it in turn and that one, whose
 // transaction is young, stops with ErrFenced.
 func (r *Relay) fenced(err error) error {
-	if r.cfg.Delivery != ExactlyOnce || !txnproducer.StaleEpoch(err) || errors.Is(err, ErrFenced) || errors.Is(err, ErrTransactionTimedOut) {
+	if r.cfg.Delivery != ExactlyOnce || !kafka.StaleEpoch(err) || errors.Is(err, ErrFenced) || errors.Is(err, ErrTransactionTimedOut) {
 		return nil
 	}
 	began, open := r.out.Began()
@@ -41,5 +41,5 @@ func (r *Relay) fenced(err error) error {
 			ErrTransactionTimedOut, age, r.cfg.TransactionTimeout, err)
 	}
 	return fmt.Errorf("%w: the producer of transactional id %s was fenced by a newer one (a second router with --name %s, or checkpoint set/reset --force); this router stops. To run several routers with one name, start each with --ha: one is active and the others stand by: %w",
-		ErrFenced, TransactionalID(r.cfg.Name), r.cfg.Name, err)
+		ErrFenced, kafka.TransactionalID(r.cfg.Name), r.cfg.Name, err)
 }

@@ -45,7 +45,7 @@ func newHarness(t *testing.T, mod func(*Config)) *harness {
 		t.Fatal(err)
 	}
 	k := newFakeKafka(&r.cfg)
-	r.kafka = k
+	r.cluster = k
 	return &harness{t: t, src: src, kafka: k, r: r}
 }
 
@@ -90,7 +90,7 @@ func (h *harness) restart() {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	r.kafka = h.kafka
+	r.cluster = h.kafka
 	h.r = r
 	h.run()
 }

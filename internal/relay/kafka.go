@@ -2,21 +2,19 @@ package relay
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
-	"github.com/binlog-router/binlog-router/internal/txnproducer"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
-// kafka is what an active session needs from the brokers besides its
+// cluster is what an active session needs from the brokers besides its
 // Sink. brokers is the implementation; the relay's unit tests use a fake
 // that keeps committed records in memory.
-type kafka interface {
+type cluster interface {
 	// ensureCheckpointTopic creates the checkpoint topic if it is missing
 	// and checks that it is compacted.
 	ensureCheckpointTopic(ctx context.Context) error
@@ -24,11 +22,11 @@ type kafka interface {
 	// an error wrapping checkpoint.ErrCheckpointMissing. Called after the
 	// producer's Init, it first waits until every transaction that wrote
 	// to the checkpoint partition before it has ended there
-	// (checkpoint.Settle).
+	// (kafka.Settle).
 	loadCheckpoint(ctx context.Context) (*checkpoint.Checkpoint, error)
-	// newLimits creates the session's record batch limits (limits.go);
+	// newLimits creates the session's record batch limits (kafka.TopicLimits);
 	// close them when the session ends.
-	newLimits() (*topicLimits, error)
+	newLimits() (*kafka.TopicLimits, error)
 	// newSink creates the session's producer (not yet initialised), whose
 	// record batches for a topic are at most batchMax(topic) bytes.
 	newSink(batchMax func(topic string) int32) (Sink, error)
@@ -45,16 +43,16 @@ type brokers struct {
 // topics automatically on a metadata request, with the broker's default
 // (deleting) cleanup policy.
 func (b brokers) ensureCheckpointTopic(ctx context.Context) error {
-	cl, err := kgo.NewClient(b.cfg.Kafka...)
+	adm, err := kafka.NewAdmin(b.cfg.Kafka...)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	return checkpoint.EnsureTopic(ctx, kadm.NewClient(cl), b.cfg.CheckpointTopic)
+	defer adm.Close()
+	return kafka.EnsureCheckpointTopic(ctx, adm, b.cfg.CheckpointTopic)
 }
 
 func (b brokers) loadCheckpoint(ctx context.Context) (*checkpoint.Checkpoint, error) {
-	st, err := checkpoint.Settle(ctx, b.cfg.CheckpointTopic, settleWait(b.cfg.TransactionTimeout), b.cfg.Kafka...)
+	st, err := kafka.Settle(ctx, b.cfg.CheckpointTopic, settleWait(b.cfg.TransactionTimeout), b.cfg.Kafka...)
 	if err != nil {
 		return nil, err
 	}
@@ -62,32 +60,24 @@ func (b brokers) loadCheckpoint(ctx context.Context) (*checkpoint.Checkpoint, er
 		b.log.Info().Int64("stable_offset", st.FirstStable).Int64("high_watermark", st.HighWatermark).Dur("waited", st.Waited).
 			Msg("the checkpoint partition had a transaction open; read the checkpoint once it ended")
 	}
-	return checkpoint.Load(ctx, b.cfg.CheckpointTopic, b.cfg.Name, b.cfg.Kafka...)
+	return kafka.LoadCheckpoint(ctx, b.cfg.CheckpointTopic, b.cfg.Name, b.cfg.Kafka...)
 }
 
-// newLimits reads the limits with a client of its own (DescribeConfigs,
-// and the metadata request that creates a missing topic).
-func (b brokers) newLimits() (*topicLimits, error) {
-	cl, err := kgo.NewClient(b.cfg.Kafka...)
-	if err != nil {
-		return nil, fmt.Errorf("kafka client: %w", err)
-	}
-	l := newTopicLimits(b.cfg.MaxMessageBytes, *b.cfg.AutoCreateTopics, b.log)
-	l.setClient(cl)
-	return l, nil
+func (b brokers) newLimits() (*kafka.TopicLimits, error) {
+	return kafka.OpenTopicLimits(b.cfg.MaxMessageBytes, *b.cfg.AutoCreateTopics, b.log, b.cfg.Kafka...)
 }
 
 func (b brokers) newSink(batchMax func(topic string) int32) (Sink, error) {
 	pc := producerConfig(b.cfg, b.log)
 	pc.BatchMaxBytes = batchMax
 	pc.OnFailure = b.failed
-	return txnproducer.New(pc)
+	return kafka.New(pc)
 }
 
 // producerConfig is the producer of a router: transactional with the
 // router's id (exactly-once) or idempotent (at-least-once).
-func producerConfig(cfg *Config, log zerolog.Logger) txnproducer.Config {
-	pc := txnproducer.Config{
+func producerConfig(cfg *Config, log zerolog.Logger) kafka.Config {
+	pc := kafka.Config{
 		Kafka:              cfg.Kafka,
 		MaxBufferedRecords: cfg.MaxBufferedRecords,
 		MaxBufferedBytes:   cfg.MaxBufferedBytes,
@@ -97,7 +87,7 @@ func producerConfig(cfg *Config, log zerolog.Logger) txnproducer.Config {
 		Log:                log,
 	}
 	if cfg.Delivery == ExactlyOnce {
-		pc.TransactionalID, pc.TransactionTimeout = TransactionalID(cfg.Name), cfg.TransactionTimeout
+		pc.TransactionalID, pc.TransactionTimeout = kafka.TransactionalID(cfg.Name), cfg.TransactionTimeout
 	}
 	return pc
 }

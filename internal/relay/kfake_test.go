@@ -11,12 +11,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
-// These tests run the relay's real producer (txnproducer) against kfake
+// These tests run the relay's real producer (kafka.Producer) against kfake
 // over TCP, with the fakeSource, and read what a consumer reads.
 
 const outboxTopic = "outbox.event.OrderCreated"
@@ -81,7 +81,7 @@ func (h *kfakeRelay) awaitCheckpoint(set string) {
 	deadline := time.Now().Add(time.Minute)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		cp, err := checkpoint.Load(ctx, h.r.cfg.CheckpointTopic, h.r.cfg.Name, h.r.cfg.Kafka...)
+		cp, err := kafka.LoadCheckpoint(ctx, h.r.cfg.CheckpointTopic, h.r.cfg.Name, h.r.cfg.Kafka...)
 		cancel()
 		if err == nil && cp.GTIDSet == set {
 			return
@@ -164,7 +164,7 @@ func TestRelayOnKfakeFencedByAnotherInstance(t *testing.T) {
 	}
 	// Another instance with the same name: initialising its producer id
 	// fences the router and aborts its open transaction.
-	marker(t, h.k, TransactionalID(h.r.cfg.Name), "other-instance")
+	marker(t, h.k, kafka.TransactionalID(h.r.cfg.Name), "other-instance")
 	h.src.end(2)
 	err := h.wait()
 	if !errors.Is(err, ErrFenced) {
@@ -180,12 +180,12 @@ func TestRelayOnKfakeFencedByAnotherInstance(t *testing.T) {
 // has aborted the open transaction after its timeout, as a process that
 // stopped running would.
 type pausingKafka struct {
-	kafka
+	cluster
 	pause func()
 }
 
 func (p *pausingKafka) newSink(batchMax func(string) int32) (Sink, error) {
-	s, err := p.kafka.newSink(batchMax)
+	s, err := p.cluster.newSink(batchMax)
 	if err != nil || p.pause == nil {
 		return s, err
 	}
@@ -212,8 +212,8 @@ func (s *pausingSink) Flush(ctx context.Context) error {
 // takeover, and a new session in the same process commits the rows once.
 func TestRelayOnKfakeTransactionTimeout(t *testing.T) {
 	h := newKfakeRelay(t, func(c *Config) { c.TransactionTimeout = 3 * time.Second })
-	txnID := TransactionalID(h.r.cfg.Name)
-	h.r.kafka = &pausingKafka{kafka: h.r.kafka, pause: func() {
+	txnID := kafka.TransactionalID(h.r.cfg.Name)
+	h.r.cluster = &pausingKafka{cluster: h.r.cluster, pause: func() {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(h.k.Brokers...))
 		if err != nil {
 			t.Error(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -209,15 +210,15 @@ func (r *Relay) splitAge() time.Duration { return r.cfg.TransactionTimeout / 2 }
 
 // record builds the record of one row: its routed record, or by policy
 // its dead-letter record, or an error that stops the relay. A record that
-// cannot fit in a batch of its topic (limits.go) is a row error.
+// cannot fit in a batch of its topic (kafka.TopicLimits) is a row error.
 func (r *Relay) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, error) {
 	rec, err := r.router.Route(row, txn)
 	if err == nil {
-		lim, lerr := r.limits.of(ctx, rec.Topic)
+		lim, lerr := r.limits.Of(ctx, rec.Topic)
 		if lerr != nil {
 			return nil, lerr
 		}
-		if size := batchBytes(rec); size > lim.bytes {
+		if size := kafka.BatchBytes(rec); size > lim.Bytes {
 			err = tooLarge(row, txn, rec.Topic, size, lim)
 		}
 	}
@@ -237,13 +238,13 @@ func (r *Relay) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.T
 	if r.cfg.OnInvalid != InvalidDeadLetter {
 		return nil, fmt.Errorf("%w; fix the row's writer, or run with --on-invalid=dead-letter to divert such rows to a dead-letter topic", err)
 	}
-	lim, err := r.limits.of(ctx, r.cfg.DeadLetterTopic)
+	lim, err := r.limits.Of(ctx, r.cfg.DeadLetterTopic)
 	if err != nil {
 		return nil, err
 	}
 	r.cfg.Metrics.DeadLetter(string(re.Kind))
 	r.log.Warn().Err(re).Str("dead_letter_topic", r.cfg.DeadLetterTopic).Msg("outbox row diverted to the dead-letter topic")
-	dl := deadLetterRecord(r.cfg.DeadLetterTopic, row, txn, re, lim.bytes)
+	dl := deadLetterRecord(r.cfg.DeadLetterTopic, row, txn, re, lim.Bytes)
 	if re.Kind == KindInvalidTimestamp {
 		dl.Timestamp = time.Now() // the row's own would be refused again
 	}

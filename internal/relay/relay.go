@@ -10,6 +10,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
@@ -21,13 +22,13 @@ type Relay struct {
 	router *route.Router
 	log    zerolog.Logger
 
-	// kafka reaches the brokers; startAt resolves --start without a
+	// cluster reaches the brokers; startAt resolves --start without a
 	// checkpoint (StartAt on the source's server).
-	kafka   kafka
+	cluster cluster
 	startAt func(ctx context.Context, start string) (*gtid.Set, error)
 
-	out    Sink         // the active session's producer
-	limits *topicLimits // the active session's record batch limit per topic
+	out    Sink               // the active session's producer
+	limits *kafka.TopicLimits // the active session's record batch limit per topic
 
 	// committed is the GTID set the stored checkpoint covers; pending
 	// also covers transactions handed to Kafka since.
@@ -85,7 +86,7 @@ func newRelay(cfg Config, source Source) (*Relay, error) {
 	r := &Relay{cfg: cfg, source: source, router: router,
 		log: cfg.Logger.With().Str("component", "relay").Str("name", cfg.Name).Logger()}
 	r.ts.limit = cfg.MaxBufferedRecords
-	r.kafka = brokers{cfg: &r.cfg, log: r.log, failed: r.ts.note}
+	r.cluster = brokers{cfg: &r.cfg, log: r.log, failed: r.ts.note}
 	r.startAt = func(_ context.Context, start string) (*gtid.Set, error) {
 		return ResolveStart(start, source.Server())
 	}
@@ -114,16 +115,17 @@ func (r *Relay) Run(ctx context.Context) error {
 		return r.runRetrying(ctx)
 	}
 	// The election group consumes the checkpoint topic's one partition.
-	if err := r.kafka.ensureCheckpointTopic(ctx); err != nil {
+	if err := r.cluster.ensureCheckpointTopic(ctx); err != nil {
 		return err
 	}
-	e, err := newElector(r.cfg)
+	e, err := kafka.NewElector(kafka.ElectConfig{Kafka: r.cfg.Kafka, Name: r.cfg.Name,
+		CheckpointTopic: r.cfg.CheckpointTopic, SessionTimeout: r.cfg.HATimeout, Logger: r.cfg.Logger})
 	if err != nil {
 		return err
 	}
-	defer e.close()
+	defer e.Close()
 	for {
-		lctx, err := e.lead(ctx)
+		lctx, err := e.Lead(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil // stopped while standing by
@@ -146,25 +148,25 @@ func (r *Relay) Run(ctx context.Context) error {
 // stream until ctx ends or an error.
 func (r *Relay) runActive(ctx context.Context) error {
 	r.reset()
-	limits, err := r.kafka.newLimits()
+	limits, err := r.cluster.newLimits()
 	if err != nil {
 		return err
 	}
 	r.limits = limits
-	defer limits.close()
-	out, err := r.kafka.newSink(limits.batchMax)
+	defer limits.Close()
+	out, err := r.cluster.newSink(limits.BatchMax)
 	if err != nil {
 		return err
 	}
 	r.out = out
 	defer out.Close()
 
-	if err := r.kafka.ensureCheckpointTopic(ctx); err != nil {
+	if err := r.cluster.ensureCheckpointTopic(ctx); err != nil {
 		return err
 	}
 	// The producer learns a topic's batch limit when it first produces to
 	// it: the checkpoint topic's is read before the first commit.
-	if _, err := limits.of(ctx, r.cfg.CheckpointTopic); err != nil {
+	if _, err := limits.Of(ctx, r.cfg.CheckpointTopic); err != nil {
 		return err
 	}
 	// Initialising the producer id (exactly-once) fences any older

@@ -10,8 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
-	"github.com/binlog-router/binlog-router/internal/checkpoint"
-	"github.com/binlog-router/binlog-router/internal/txnproducer"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // runRetrying runs active sessions, starting a new one (new producer,
@@ -78,7 +77,7 @@ func retriable(err error) bool {
 }
 
 // retriableKafka reports whether err is a Kafka error that may go away
-// (txnproducer.Retriable: transport errors, retriable broker errors,
+// (kafka.Retriable: transport errors, retriable broker errors,
 // unknown commit outcomes), or a transaction the broker aborted after its
 // timeout. It is false for our own timeouts (KafkaTimeout,
 // ShutdownTimeout passed), for errors that repeat (record too large,
@@ -89,12 +88,12 @@ func retriableKafka(err error) bool {
 	switch {
 	case errors.Is(err, ErrTransactionTimedOut):
 		return true // the broker aborted it; a new session resumes
-	case errors.Is(err, checkpoint.ErrUnsettled), errors.Is(err, ErrCheckpointBehind):
+	case errors.Is(err, kafka.ErrUnsettled), errors.Is(err, ErrCheckpointBehind):
 		return true // the next session reads the checkpoint again, until KafkaTimeout
 	case errors.Is(err, ErrFenced), errors.Is(err, ErrShutdownTimeout), errors.Is(err, ErrKafkaStalled):
 		return false
 	}
-	return txnproducer.Retriable(err)
+	return kafka.Retriable(err)
 }
 
 // closedAtOnce reports a connection the broker side closed before its

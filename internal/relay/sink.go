@@ -6,11 +6,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/binlog-router/binlog-router/internal/txnproducer"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // Sink is the Kafka producer of one active session: transactional
-// (exactly-once) or idempotent (at-least-once). *txnproducer.Producer is
+// (exactly-once) or idempotent (at-least-once). *kafka.Producer is
 // the implementation; the relay's unit tests also wrap it or use a fake.
 // Its methods are called from the relay goroutine only.
 type Sink interface {
@@ -54,7 +54,7 @@ type Sink interface {
 	// a Flush with Err nil. When it returns nil, every record produced in
 	// the transaction is durable and visible to read_committed consumers,
 	// atomically. When it returns an error the outcome is unknown unless
-	// txnproducer.StaleEpoch says the transaction was aborted (fenced or
+	// kafka.StaleEpoch says the transaction was aborted (fenced or
 	// timed out); the transaction stays open here for Abort or Drop.
 	Commit(ctx context.Context) error
 
@@ -77,4 +77,4 @@ type Sink interface {
 	Close()
 }
 
-var _ Sink = (*txnproducer.Producer)(nil)
+var _ Sink = (*kafka.Producer)(nil)

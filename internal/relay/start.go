@@ -17,7 +17,7 @@ import (
 // one, otherwise the configured start.
 func (r *Relay) startPosition(ctx context.Context) (*gtid.Set, *checkpoint.Checkpoint, error) {
 	server := r.source.Server()
-	cp, err := r.kafka.loadCheckpoint(ctx)
+	cp, err := r.cluster.loadCheckpoint(ctx)
 	switch {
 	case err == nil:
 		if gtid.Flavor(cp.Flavor) != server.Flavor {

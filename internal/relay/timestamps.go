@@ -3,18 +3,15 @@ package relay
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math"
-	"strconv"
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -23,16 +20,6 @@ import (
 // the topic's message.timestamp.after.max.ms ahead of their clock, or more
 // than its message.timestamp.before.max.ms behind.
 const KindInvalidTimestamp route.Kind = "invalid_timestamp"
-
-// Kafka's defaults of the timestamp window (4.x), used when the topic's
-// configuration cannot be read.
-const (
-	defaultTimestampAfter  = time.Hour
-	defaultTimestampBefore = unlimited
-)
-
-// unlimited marks a side of the window without a limit.
-const unlimited = time.Duration(-1)
 
 // timestampGuard turns INVALID_TIMESTAMP into row errors. The brokers
 // refuse a whole record batch when one record's timestamp is outside their
@@ -104,14 +91,6 @@ func (g *timestampGuard) rowError(row *binlog.OutboxRow, txn *binlog.Txn) *route
 	return &c
 }
 
-// timestampWindow is a topic's message.timestamp.{after,before}.max.ms
-// (unlimited: no limit) and where they come from.
-type timestampWindow struct {
-	after, before time.Duration
-	logAppend     bool   // message.timestamp.type=LogAppendTime: the broker sets it
-	note          string // why the defaults are used, if they are
-}
-
 // judge marks, after a session failed with INVALID_TIMESTAMP, the refused
 // records outside their topic's window at now. It returns how many rows
 // it newly marked; 0 means none could be blamed (the window is not known
@@ -129,14 +108,14 @@ func (g *timestampGuard) judge(ctx context.Context, opts []kgo.Opt, now time.Tim
 	for _, r := range refused {
 		topics[r.topic] = true
 	}
-	windows := readWindows(ctx, opts, topics)
+	windows := kafka.ReadTimestampWindows(ctx, topics, opts...)
 	if g.marked == nil {
 		g.marked = map[rowKey]*route.RowError{}
 	}
 	n := 0
 	for _, r := range refused {
 		w := windows[r.topic]
-		problem := w.outside(r.ts, now, r.topic)
+		problem := w.Outside(r.ts, now, r.topic)
 		if problem == nil {
 			continue
 		}
@@ -157,84 +136,6 @@ func (g *timestampGuard) forget(covered func(gtid string) bool) {
 			delete(g.marked, k)
 		}
 	}
-}
-
-// outside returns why ts is outside the window at now, or nil.
-func (w timestampWindow) outside(ts, now time.Time, topic string) error {
-	if w.logAppend {
-		return nil
-	}
-	switch {
-	case w.after != unlimited && ts.After(now.Add(w.after)):
-		return fmt.Errorf("its record timestamp %s (created_at, or the commit time without one) is %s ahead of now; the brokers refuse timestamps more than message.timestamp.after.max.ms (%s%s) ahead of their clock (INVALID_TIMESTAMP); correct the row's created_at, or raise message.timestamp.after.max.ms on topic %s",
-			ts.UTC().Format(time.RFC3339Nano), ts.Sub(now).Round(time.Second), w.after, w.note, topic)
-	case w.before != unlimited && ts.Before(now.Add(-w.before)):
-		return fmt.Errorf("its record timestamp %s (created_at, or the commit time without one) is %s behind now; the brokers refuse timestamps more than message.timestamp.before.max.ms (%s%s) behind their clock (INVALID_TIMESTAMP); correct the row's created_at, or raise message.timestamp.before.max.ms on topic %s",
-			ts.UTC().Format(time.RFC3339Nano), now.Sub(ts).Round(time.Second), w.before, w.note, topic)
-	}
-	return nil
-}
-
-// readWindows reads the timestamp window of each topic; a topic whose
-// configuration cannot be read gets Kafka's defaults, and says so.
-func readWindows(ctx context.Context, opts []kgo.Opt, topics map[string]bool) map[string]timestampWindow {
-	out := map[string]timestampWindow{}
-	fallback := func(why string) timestampWindow {
-		return timestampWindow{after: defaultTimestampAfter, before: defaultTimestampBefore,
-			note: ", Kafka's default: the topic's setting could not be read: " + why}
-	}
-	var names []string
-	for t := range topics {
-		names = append(names, t)
-		out[t] = fallback("not described")
-	}
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return out
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	rcs, err := kadm.NewClient(cl).DescribeTopicConfigs(ctx, names...)
-	if err != nil {
-		for _, t := range names {
-			out[t] = fallback(err.Error())
-		}
-		return out
-	}
-	for _, rc := range rcs {
-		if rc.Err != nil {
-			out[rc.Name] = fallback(rc.Err.Error())
-			continue
-		}
-		w := timestampWindow{after: defaultTimestampAfter, before: defaultTimestampBefore}
-		for _, c := range rc.Configs {
-			switch c.Key {
-			case "message.timestamp.type":
-				w.logAppend = c.MaybeValue() == "LogAppendTime"
-			case "message.timestamp.after.max.ms":
-				w.after = millis(c.MaybeValue(), w.after)
-			case "message.timestamp.before.max.ms":
-				w.before = millis(c.MaybeValue(), w.before)
-			}
-		}
-		out[rc.Name] = w
-	}
-	return out
-}
-
-// millis parses a millisecond setting: def when unparsable, unlimited
-// for a negative value or one beyond what a Duration holds (Kafka writes
-// "no limit" as Long.MAX_VALUE).
-func millis(v string, def time.Duration) time.Duration {
-	n, err := strconv.ParseInt(v, 10, 64)
-	switch {
-	case err != nil:
-		return def
-	case n < 0 || n > int64(math.MaxInt64/time.Millisecond):
-		return unlimited
-	}
-	return time.Duration(n) * time.Millisecond
 }
 
 // covers reports whether set holds the single GTID g.

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -60,7 +61,6 @@ func NewLine(rec *kgo.Record, partitions int) Line {
 
 // printer is the sink of a dry run.
 type printer struct {
-	cl         *kgo.Client
 	adm        *kadm.Client
 	w          *bufio.Writer
 	enc        *json.Encoder
@@ -71,14 +71,14 @@ var _ sink = (*printer)(nil)
 
 func newPrinter(cfg *Config, out io.Writer) (*printer, error) {
 	// No kgo.AllowAutoTopicCreation: looking at a topic must not create it.
-	cl, err := kgo.NewClient(cfg.Kafka...)
+	adm, err := kafka.NewAdmin(cfg.Kafka...)
 	if err != nil {
-		return nil, fmt.Errorf("kafka client: %w", err)
+		return nil, err
 	}
 	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return &printer{cl: cl, adm: kadm.NewClient(cl), w: w, enc: enc, partitions: map[string]int{}}, nil
+	return &printer{adm: adm, w: w, enc: enc, partitions: map[string]int{}}, nil
 }
 
 func (p *printer) add(ctx context.Context, rec *kgo.Record) error {
@@ -120,4 +120,4 @@ func (p *printer) commit(context.Context) error {
 
 func (p *printer) abort() { _ = p.w.Flush() } // lines already printed stay printed
 
-func (p *printer) close() { p.cl.Close() }
+func (p *printer) close() { p.adm.Close() }

@@ -7,14 +7,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/binlog-router/binlog-router/internal/txnproducer"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // producer is the sink of a real replay: the router's transactional
-// producer (txnproducer) with the replay's own transactional id, whose
+// producer (kafka.Producer) with the replay's own transactional id, whose
 // Kafka transactions are opened by add and ended by commit or abort.
 type producer struct {
-	p     *txnproducer.Producer
+	p     *kafka.Producer
 	txnID string
 }
 
@@ -24,7 +24,7 @@ var _ sink = (*producer)(nil)
 // producer with the same id is fenced and its open transaction aborted;
 // the ids of replays are their own, so no router is affected.
 func newProducer(ctx context.Context, cfg *Config) (*producer, error) {
-	p, err := txnproducer.New(txnproducer.Config{
+	p, err := kafka.New(kafka.Config{
 		Kafka:              cfg.Kafka,
 		TransactionalID:    cfg.TransactionalID,
 		TransactionTimeout: cfg.TransactionTimeout,

@@ -27,7 +27,7 @@ var owners = []struct {
 		"the in-process fake broker is for tests, the demo and the benchmark"},
 	{"github.com/twmb/franz-go/", []string{"cmd/", "internal/checkpoint", "internal/config", "internal/devenv",
 		"internal/acl", "internal/logging", "internal/metrics", "internal/relay", "internal/replay", "internal/route",
-		"internal/txnproducer", "internal/validate", "inbox", "test/"},
+		"internal/kafka", "internal/validate", "inbox", "test/"},
 		"binlog decoding, GTID sets, the outbox schema and the public writer know nothing of Kafka"},
 	{"database/sql", []string{"internal/binlog", "internal/checkpoint", "internal/devenv", "internal/schema",
 		"internal/validate", "outbox", "inbox", "examples/", "test/"},
@@ -92,24 +92,24 @@ const module = "github.com/binlog-router/binlog-router/"
 // examples/ may import anything. A package missing here fails the test:
 // give a new package its layer.
 var layers = map[string]int{
-	"internal/acl":         0,
-	"internal/gtid":        0,
-	"internal/schema":      0,
-	"internal/logging":     0,
-	"internal/metrics":     0,
-	"internal/devenv":      0,
-	"internal/repo":        0,
-	"internal/binlog":      1,
-	"internal/route":       2,
-	"internal/checkpoint":  2,
-	"internal/txnproducer": 3,
-	"internal/relay":       4,
-	"internal/replay":      5,
-	"internal/validate":    5,
-	"internal/config":      6,
-	"cmd/binlog-router":    7,
-	"outbox":               1, // above internal/schema only
-	"inbox":                0,
+	"internal/acl":        0,
+	"internal/gtid":       0,
+	"internal/schema":     0,
+	"internal/logging":    0,
+	"internal/metrics":    0,
+	"internal/devenv":     0,
+	"internal/repo":       0,
+	"internal/binlog":     1,
+	"internal/route":      2,
+	"internal/checkpoint": 2,
+	"internal/kafka":      3,
+	"internal/relay":      4,
+	"internal/replay":     5,
+	"internal/validate":   5,
+	"internal/config":     6,
+	"cmd/binlog-router":   7,
+	"outbox":              1, // above internal/schema only
+	"inbox":               0,
 }
 
 func TestImportsGoDown(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // kafkaFacts is what the Kafka checks found, for the checks that combine
@@ -38,7 +39,7 @@ func (v *validator) kafka(m *mysqlFacts) *kafkaFacts {
 			return nil
 		}
 	}
-	cl, err := kgo.NewClient(v.cfg.Kafka...)
+	cl, err := kafka.NewClient(v.cfg.Kafka...)
 	if err != nil {
 		v.add(fail("kafka", "correct the Kafka connection settings", "%v (the other Kafka checks were skipped)", err))
 		return nil
@@ -107,7 +108,7 @@ func (v *validator) kafka(m *mysqlFacts) *kafkaFacts {
 	}
 	var cp *checkpoint.Checkpoint
 	loadErr := v.do(func(ctx context.Context) (err error) {
-		cp, err = checkpoint.Load(ctx, topic, v.cfg.Name, v.cfg.Kafka...)
+		cp, err = kafka.LoadCheckpoint(ctx, topic, v.cfg.Name, v.cfg.Kafka...)
 		return err
 	})
 	c := checkCheckpoint(checkpointInput{name: v.cfg.Name, topic: topic, start: v.cfg.Start, cp: cp, err: loadErr,

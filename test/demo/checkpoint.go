@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // checkpointTopic is the router's default --checkpoint-topic.
@@ -26,7 +27,7 @@ func waitCheckpoint(ctx context.Context, brokers []string, gtid string, timeout 
 	var last string
 	var lastErr error
 	for {
-		cp, err := checkpoint.Load(ctx, checkpointTopic, routerName, kgo.SeedBrokers(brokers...))
+		cp, err := kafka.LoadCheckpoint(ctx, checkpointTopic, routerName, kgo.SeedBrokers(brokers...))
 		switch {
 		case err == nil && cp.GTIDSet == gtid:
 			return nil

@@ -1,4 +1,4 @@
-package checkpoint
+package kafka
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // if it does not exist, and returns once its partition has a leader. An
 // existing topic must be compacted: a deleting policy would lose the
 // checkpoint after retention.
-func EnsureTopic(ctx context.Context, adm *kadm.Client, topic string) error {
+func EnsureCheckpointTopic(ctx context.Context, adm *kadm.Client, topic string) error {
 	details, err := adm.ListTopics(ctx, topic)
 	if err != nil {
 		return fmt.Errorf("listing checkpoint topic %q: %w", topic, err)

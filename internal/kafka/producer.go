@@ -1,4 +1,4 @@
-package txnproducer
+package kafka
 
 import (
 	"context"

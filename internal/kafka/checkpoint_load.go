@@ -1,4 +1,4 @@
-package checkpoint
+package kafka
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/acl"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 )
 
 // Load returns the latest committed checkpoint stored for name in topic.
 // opts are the connection options (brokers, TLS, SASL) of a client that
-// Load creates and closes. ErrCheckpointMissing is returned when there is
+// Load creates and closes. checkpoint.ErrCheckpointMissing is returned when there is
 // none. A concurrently open transaction is not waited for.
-func Load(ctx context.Context, topic, name string, opts ...kgo.Opt) (*Checkpoint, error) {
+func LoadCheckpoint(ctx context.Context, topic, name string, opts ...kgo.Opt) (*checkpoint.Checkpoint, error) {
 	adm, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
@@ -31,7 +32,7 @@ func Load(ctx context.Context, topic, name string, opts ...kgo.Opt) (*Checkpoint
 		return nil, err
 	}
 	if end <= start {
-		return nil, fmt.Errorf("%w for %q in topic %q", ErrCheckpointMissing, name, topic)
+		return nil, fmt.Errorf("%w for %q in topic %q", checkpoint.ErrCheckpointMissing, name, topic)
 	}
 
 	cl, err := kgo.NewClient(append(opts,
@@ -69,7 +70,7 @@ func Load(ctx context.Context, topic, name string, opts ...kgo.Opt) (*Checkpoint
 		}
 	}
 	if last == nil {
-		return nil, fmt.Errorf("%w for %q in topic %q", ErrCheckpointMissing, name, topic)
+		return nil, fmt.Errorf("%w for %q in topic %q", checkpoint.ErrCheckpointMissing, name, topic)
 	}
-	return Decode(last)
+	return checkpoint.Decode(last)
 }

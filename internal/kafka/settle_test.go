@@ -1,4 +1,4 @@
-package checkpoint
+package kafka
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/devenv"
 )
 
@@ -28,14 +29,14 @@ func TestSettleWaitsForTheOpenTransaction(t *testing.T) {
 	require.NoError(t, err)
 	defer adm.Close()
 	const topic = "cp_settle"
-	require.NoError(t, EnsureTopic(ctx, kadm.NewClient(adm), topic))
+	require.NoError(t, EnsureCheckpointTopic(ctx, kadm.NewClient(adm), topic))
 
 	p, err := kgo.NewClient(append(opts, kgo.TransactionalID("cp-settle"))...)
 	require.NoError(t, err)
 	defer p.Close()
 	produce := func(set string) {
 		t.Helper()
-		rec, err := (&Checkpoint{Name: "a", GTIDSet: set, Flavor: "mariadb"}).Record(topic)
+		rec, err := (&checkpoint.Checkpoint{Name: "a", GTIDSet: set, Flavor: "mariadb"}).Record(topic)
 		require.NoError(t, err)
 		require.NoError(t, p.ProduceSync(ctx, rec).FirstErr())
 	}
@@ -50,7 +51,7 @@ func TestSettleWaitsForTheOpenTransaction(t *testing.T) {
 	assert.Contains(t, err.Error(), "find-hanging")
 	assert.Contains(t, err.Error(), "from offset 2)", "names the open transaction")
 
-	got, err := Load(ctx, topic, "a", opts...)
+	got, err := LoadCheckpoint(ctx, topic, "a", opts...)
 	require.NoError(t, err)
 	assert.Equal(t, "0-1-1", got.GTIDSet, "Load stops before the open transaction")
 
@@ -61,7 +62,7 @@ func TestSettleWaitsForTheOpenTransaction(t *testing.T) {
 	require.NoError(t, <-ended)
 	assert.GreaterOrEqual(t, st.Waited, 400*time.Millisecond, "Settle returned before the transaction ended")
 	assert.Less(t, st.FirstStable, st.HighWatermark)
-	got, err = Load(ctx, topic, "a", opts...)
+	got, err = LoadCheckpoint(ctx, topic, "a", opts...)
 	require.NoError(t, err)
 	assert.Equal(t, "0-1-2", got.GTIDSet, "Load after Settle reads the outcome")
 

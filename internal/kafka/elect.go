@@ -1,4 +1,4 @@
-package relay
+package kafka
 
 import (
 	"context"
@@ -19,13 +19,25 @@ import (
 // elect their active instance.
 func GroupID(name string) string { return "binlog-router-" + name }
 
-// elector holds a router's membership in its election group. The group
+// TransactionalID is the Kafka transactional id of a router name.
+func TransactionalID(name string) string { return "binlog-router-" + name }
+
+// ElectConfig configures an Elector.
+type ElectConfig struct {
+	Kafka           []kgo.Opt      // connection options
+	Name            string         // the router's --name: its group is GroupID(Name)
+	CheckpointTopic string         // the single-partition topic the group consumes
+	SessionTimeout  time.Duration  // --ha-session-timeout
+	Logger          zerolog.Logger // the router's logger
+}
+
+// Elector holds a router's membership in its election group. The group
 // consumes the single-partition checkpoint topic, so exactly one member
 // is assigned partition 0: that member is the active router. Leadership
 // is lost when the partition is revoked or lost (session timeout); the
 // transactional producer's fencing guarantees that a deposed router that
 // has not noticed yet cannot commit.
-type elector struct {
+type Elector struct {
 	cl  *kgo.Client
 	log zerolog.Logger
 
@@ -38,8 +50,10 @@ type elector struct {
 	topic  string // the checkpoint topic the group consumes
 }
 
-func newElector(cfg Config) (*elector, error) {
-	e := &elector{log: cfg.Logger.With().Str("component", "election").Str("group", GroupID(cfg.Name)).Logger(),
+// NewElector joins the election group of cfg.Name; Lead waits for the
+// active role. Close leaves the group.
+func NewElector(cfg ElectConfig) (*Elector, error) {
+	e := &Elector{log: cfg.Logger.With().Str("component", "election").Str("group", GroupID(cfg.Name)).Logger(),
 		leader: make(chan struct{}), fatal: make(chan error, 1), group: GroupID(cfg.Name), topic: cfg.CheckpointTopic}
 	opts := append([]kgo.Opt{}, cfg.Kafka...)
 	opts = append(opts,
@@ -49,9 +63,9 @@ func newElector(cfg Config) (*elector, error) {
 		// Sticky and cooperative: a router joining the group does not take
 		// the role from the active one.
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
-		kgo.SessionTimeout(cfg.HATimeout),
-		kgo.HeartbeatInterval(max(cfg.HATimeout/10, 100*time.Millisecond)),
-		kgo.RebalanceTimeout(cfg.HATimeout),
+		kgo.SessionTimeout(cfg.SessionTimeout),
+		kgo.HeartbeatInterval(max(cfg.SessionTimeout/10, 100*time.Millisecond)),
+		kgo.RebalanceTimeout(cfg.SessionTimeout),
 		kgo.DisableAutoCommit(),
 		kgo.OnPartitionsAssigned(e.assigned),
 		kgo.OnPartitionsRevoked(e.revoked),
@@ -67,7 +81,7 @@ func newElector(cfg Config) (*elector, error) {
 	return e, nil
 }
 
-func (e *elector) assigned(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+func (e *Elector) assigned(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
 	for _, ps := range parts {
 		if len(ps) > 0 {
 			e.mu.Lock()
@@ -81,7 +95,7 @@ func (e *elector) assigned(_ context.Context, _ *kgo.Client, parts map[string][]
 	}
 }
 
-func (e *elector) revoked(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+func (e *Elector) revoked(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
 	for _, ps := range parts {
 		if len(ps) == 0 {
 			continue
@@ -96,9 +110,9 @@ func (e *elector) revoked(_ context.Context, _ *kgo.Client, parts map[string][]i
 	}
 }
 
-// lead blocks until this router is the active one, and returns a context
+// Lead blocks until this router is the active one, and returns a context
 // that is cancelled when it stops being so (or when ctx ends).
-func (e *elector) lead(ctx context.Context) (context.Context, error) {
+func (e *Elector) Lead(ctx context.Context) (context.Context, error) {
 	e.log.Info().Msg("waiting to become the active router")
 	for {
 		e.mu.Lock()
@@ -127,7 +141,7 @@ func (e *elector) lead(ctx context.Context) (context.Context, error) {
 
 // poll keeps fetching (and discarding) so the member stays healthy; it
 // returns when the client is closed.
-func (e *elector) poll() {
+func (e *Elector) poll() {
 	defer close(e.polled)
 	for {
 		fs := e.cl.PollFetches(context.Background())
@@ -151,9 +165,9 @@ func (e *elector) poll() {
 	}
 }
 
-// close leaves the group at once, so a standby takes over without waiting
+// Close leaves the group at once, so a standby takes over without waiting
 // for the session timeout.
-func (e *elector) close() {
+func (e *Elector) Close() {
 	e.cl.LeaveGroup()
 	e.cl.Close()
 	<-e.polled

@@ -1,4 +1,4 @@
-package txnproducer
+package kafka
 
 import (
 	"context"
@@ -85,7 +85,7 @@ func readCommitted(t *testing.T, k *devenv.Kafka, topic, last string) []string {
 // consumers; Abort makes them never visible.
 func TestProducerCommitAndAbort(t *testing.T) {
 	k := newCluster(t)
-	p := newProducer(t, k, "txnproducer-test")
+	p := newProducer(t, k, "producer-test")
 	ctx := context.Background()
 	if _, open := p.Began(); open {
 		t.Fatal("a transaction is open before Begin")
@@ -150,7 +150,7 @@ func TestProducerFailureEndsFlush(t *testing.T) {
 		return resp, nil, true
 	})
 
-	p := newProducer(t, k, "txnproducer-fail")
+	p := newProducer(t, k, "producer-fail")
 	ctx := context.Background()
 	mustNil(t, p.Begin())
 	p.Produce(ctx, record("slow", "held"))
@@ -192,11 +192,11 @@ func TestProducerDropAfterFence(t *testing.T) {
 		return nil, nil, false
 	})
 	ctx := context.Background()
-	old := newProducer(t, k, "txnproducer-fenced")
+	old := newProducer(t, k, "producer-fenced")
 	mustNil(t, old.Begin())
 	old.Produce(ctx, record("f", "old"))
 	mustNil(t, old.Flush(ctx))
-	taker := newProducer(t, k, "txnproducer-fenced") // fences old, aborting its transaction
+	taker := newProducer(t, k, "producer-fenced") // fences old, aborting its transaction
 	err := old.Commit(ctx)
 	if !StaleEpoch(err) || Retriable(err) {
 		t.Fatalf("Commit of a fenced producer: %v; want a stale epoch, not retriable", err)

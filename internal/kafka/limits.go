@@ -1,4 +1,4 @@
-package relay
+package kafka
 
 import (
 	"context"
@@ -16,24 +16,24 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// limitSource says which setting bounds a topic's record batches: the one
+// LimitSource says which setting bounds a topic's record batches: the one
 // an operator raises when a row is too large.
-type limitSource uint8
+type LimitSource uint8
 
 const (
-	fromFlag   limitSource = iota // --max-message-bytes
-	fromTopic                     // the topic's own max.message.bytes
-	fromBroker                    // the brokers' message.max.bytes (no topic override, or the topic does not exist yet)
+	FromFlag   LimitSource = iota // --max-message-bytes
+	FromTopic                     // the topic's own max.message.bytes
+	FromBroker                    // the brokers' message.max.bytes (no topic override, or the topic does not exist yet)
 )
 
-// limit is the largest record batch a topic takes, as franz-go counts it
-// (batchBytes), and where it comes from.
-type limit struct {
-	bytes  int
-	source limitSource
+// Limit is the largest record batch a topic takes, as franz-go counts it
+// (BatchBytes), and where it comes from.
+type Limit struct {
+	Bytes  int
+	Source LimitSource
 }
 
-// topicLimits holds the effective batch limit of every topic the relay has
+// TopicLimits holds the effective batch limit of every topic the relay has
 // produced to in this session: the smaller of --max-message-bytes and the
 // topic's max.message.bytes (which defaults to the brokers'
 // message.max.bytes). A topic's limit is read with DescribeConfigs before
@@ -50,34 +50,52 @@ type limit struct {
 //
 // A limit changed on the brokers while the router runs is read at the next
 // session (a restart, or a new session after a Kafka error).
-type topicLimits struct {
+type TopicLimits struct {
 	flag       int
 	cl         *kgo.Client // the producer's client, for a topic's creation
 	adm        *kadm.Client
 	autoCreate bool // the router asks the brokers to create missing topics
 	log        zerolog.Logger
 
-	local map[string]limit // the relay goroutine's copy: no lock per record
+	local map[string]Limit // the relay goroutine's copy: no lock per record
 
 	mu     sync.Mutex
 	shared map[string]int32 // for batchMax, called by franz-go's goroutines
 
-	broker     *limit // the brokers' message.max.bytes once read
+	broker     *Limit // the brokers' message.max.bytes once read
 	deniedOnce bool   // a DescribeConfigs denial was logged
 }
 
-func newTopicLimits(flag int, autoCreate bool, log zerolog.Logger) *topicLimits {
-	return &topicLimits{flag: flag, autoCreate: autoCreate, log: log, local: map[string]limit{}, shared: map[string]int32{}}
+func newTopicLimits(flag int, autoCreate bool, log zerolog.Logger) *TopicLimits {
+	return &TopicLimits{flag: flag, autoCreate: autoCreate, log: log, local: map[string]Limit{}, shared: map[string]int32{}}
 }
 
 // setClient sets the client the limits are read with; without one every
 // topic's limit is --max-message-bytes.
-func (l *topicLimits) setClient(cl *kgo.Client) {
+func (l *TopicLimits) setClient(cl *kgo.Client) {
 	l.cl, l.adm = cl, kadm.NewClient(cl)
 }
 
-// close closes the client.
-func (l *topicLimits) close() {
+// OpenTopicLimits returns the limits of a session, read with a client of
+// their own (DescribeConfigs, and the metadata request that creates a
+// missing topic when autoCreate): flag is --max-message-bytes. Close them
+// when the session ends.
+func OpenTopicLimits(flag int, autoCreate bool, log zerolog.Logger, opts ...kgo.Opt) (*TopicLimits, error) {
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka client: %w", err)
+	}
+	l := newTopicLimits(flag, autoCreate, log)
+	l.setClient(cl)
+	return l, nil
+}
+
+// FlagLimits returns limits that are flag for every topic, without asking
+// the brokers.
+func FlagLimits(flag int) *TopicLimits { return newTopicLimits(flag, false, zerolog.Nop()) }
+
+// Close closes the client.
+func (l *TopicLimits) Close() {
 	if l.cl != nil {
 		l.cl.Close()
 	}
@@ -86,10 +104,10 @@ func (l *topicLimits) close() {
 // minBatchMax is the least batch limit franz-go accepts.
 const minBatchMax = 512
 
-// batchMax is the producer's per-topic batch limit
+// BatchMax is the producer's per-topic batch limit
 // (kgo.ProducerBatchMaxBytesFn): the topic's limit once read, else
 // --max-message-bytes.
-func (l *topicLimits) batchMax(topic string) int32 {
+func (l *TopicLimits) BatchMax(topic string) int32 {
 	l.mu.Lock()
 	n, ok := l.shared[topic]
 	l.mu.Unlock()
@@ -99,28 +117,28 @@ func (l *topicLimits) batchMax(topic string) int32 {
 	return max(n, minBatchMax)
 }
 
-// of returns topic's limit, reading it from the brokers the first time.
+// Of returns topic's limit, reading it from the brokers the first time.
 // Only the relay goroutine calls it. An error means the brokers could not
 // be asked (the session ends and the next one asks again); a denied
 // DescribeConfigs is not an error: the limit is then --max-message-bytes.
-func (l *topicLimits) of(ctx context.Context, topic string) (limit, error) {
+func (l *TopicLimits) Of(ctx context.Context, topic string) (Limit, error) {
 	if lim, ok := l.local[topic]; ok {
 		return lim, nil
 	}
 	lim, err := l.read(ctx, topic)
 	if err != nil {
-		return limit{}, err
+		return Limit{}, err
 	}
 	l.local[topic] = lim
 	l.mu.Lock()
-	l.shared[topic] = int32(lim.bytes)
+	l.shared[topic] = int32(lim.Bytes)
 	l.mu.Unlock()
-	l.log.Debug().Str("topic", topic).Int("max_batch_bytes", lim.bytes).Str("from", lim.source.setting(topic)).Msg("record batch limit")
+	l.log.Debug().Str("topic", topic).Int("max_batch_bytes", lim.Bytes).Str("from", lim.Source.Setting(topic)).Msg("record batch limit")
 	return lim, nil
 }
 
-func (l *topicLimits) read(ctx context.Context, topic string) (limit, error) {
-	flag := limit{bytes: l.flag, source: fromFlag}
+func (l *TopicLimits) read(ctx context.Context, topic string) (Limit, error) {
+	flag := Limit{Bytes: l.flag, Source: FromFlag}
 	if l.adm == nil {
 		return flag, nil
 	}
@@ -133,7 +151,7 @@ func (l *topicLimits) read(ctx context.Context, topic string) (limit, error) {
 		case cerr == nil:
 			rc, err = l.describe(ctx, topic)
 		case !errors.Is(cerr, kerr.UnknownTopicOrPartition):
-			return limit{}, cerr
+			return Limit{}, cerr
 		}
 	}
 	switch {
@@ -146,14 +164,14 @@ func (l *topicLimits) read(ctx context.Context, topic string) (limit, error) {
 		// default.
 		b, err := l.brokerLimit(ctx)
 		if err != nil {
-			return limit{}, err
+			return Limit{}, err
 		}
 		if b == nil {
 			return flag, nil
 		}
 		return smaller(flag, *b), nil
 	case err != nil:
-		return limit{}, fmt.Errorf("reading max.message.bytes of topic %s: %w", topic, err)
+		return Limit{}, fmt.Errorf("reading max.message.bytes of topic %s: %w", topic, err)
 	}
 	topicLimit, ok := topicMaxMessageBytes(rc.Configs)
 	if !ok {
@@ -164,7 +182,7 @@ func (l *topicLimits) read(ctx context.Context, topic string) (limit, error) {
 
 // describe returns topic's configs; a denial or a missing topic is its
 // error.
-func (l *topicLimits) describe(ctx context.Context, topic string) (kadm.ResourceConfig, error) {
+func (l *TopicLimits) describe(ctx context.Context, topic string) (kadm.ResourceConfig, error) {
 	rcs, err := l.adm.DescribeTopicConfigs(ctx, topic)
 	if err != nil {
 		return kadm.ResourceConfig{}, err // kadm returns a denial as the request's error
@@ -184,7 +202,7 @@ const createWait = 5 * time.Second
 // producer's first metadata request for it would, and waits until it can
 // be described. It returns UNKNOWN_TOPIC_OR_PARTITION when the brokers do
 // not create it, and the denial when creating it is not allowed.
-func (l *topicLimits) create(ctx context.Context, topic string) error {
+func (l *TopicLimits) create(ctx context.Context, topic string) error {
 	req := kmsg.NewPtrMetadataRequest()
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.Topic = kmsg.StringPtr(topic)
@@ -222,7 +240,7 @@ func (l *topicLimits) create(ctx context.Context, topic string) error {
 // Without an override Apache Kafka reports the brokers' message.max.bytes
 // there; kfake reports its built-in default there and the brokers' setting
 // as a separate message.max.bytes entry, which it enforces when present.
-func topicMaxMessageBytes(configs []kadm.Config) (limit, bool) {
+func topicMaxMessageBytes(configs []kadm.Config) (Limit, bool) {
 	var topicValue, brokerEntry *int
 	for _, c := range configs {
 		n, err := strconv.Atoi(c.MaybeValue())
@@ -231,7 +249,7 @@ func topicMaxMessageBytes(configs []kadm.Config) (limit, bool) {
 		}
 		switch {
 		case c.Key == "max.message.bytes" && c.Source == kmsg.ConfigSourceDynamicTopicConfig:
-			return limit{bytes: n, source: fromTopic}, true
+			return Limit{Bytes: n, Source: FromTopic}, true
 		case c.Key == "max.message.bytes":
 			topicValue = &n
 		case c.Key == "message.max.bytes":
@@ -240,22 +258,22 @@ func topicMaxMessageBytes(configs []kadm.Config) (limit, bool) {
 	}
 	switch {
 	case brokerEntry != nil:
-		return limit{bytes: *brokerEntry, source: fromBroker}, true
+		return Limit{Bytes: *brokerEntry, Source: FromBroker}, true
 	case topicValue != nil:
-		return limit{bytes: *topicValue, source: fromBroker}, true
+		return Limit{Bytes: *topicValue, Source: FromBroker}, true
 	}
-	return limit{}, false
+	return Limit{}, false
 }
 
 // brokerLimit reads the smallest message.max.bytes of the brokers (a new
 // topic's default); nil when reading it is denied.
-func (l *topicLimits) brokerLimit(ctx context.Context) (*limit, error) {
+func (l *TopicLimits) brokerLimit(ctx context.Context) (*Limit, error) {
 	if l.broker != nil {
 		return l.broker, nil
 	}
 	meta, err := l.adm.BrokerMetadata(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading the brokers' message.max.bytes: %w", err)
+		return nil, fmt.Errorf("reading the brokers' message.max.Bytes: %w", err)
 	}
 	rcs, err := l.adm.DescribeBrokerConfigs(ctx, meta.Brokers.NodeIDs()...)
 	if denied(err) {
@@ -263,9 +281,9 @@ func (l *topicLimits) brokerLimit(ctx context.Context) (*limit, error) {
 		return nil, nil
 	}
 	if err != nil && len(rcs) == 0 {
-		return nil, fmt.Errorf("reading the brokers' message.max.bytes: %w", err)
+		return nil, fmt.Errorf("reading the brokers' message.max.Bytes: %w", err)
 	}
-	var b *limit
+	var b *Limit
 	for _, rc := range rcs {
 		if denied(rc.Err) {
 			l.warnDenied("DESCRIBE_CONFIGS on the cluster", rc.Err)
@@ -278,8 +296,8 @@ func (l *topicLimits) brokerLimit(ctx context.Context) (*limit, error) {
 			if c.Key != "message.max.bytes" {
 				continue
 			}
-			if n, err := strconv.Atoi(c.MaybeValue()); err == nil && (b == nil || n < b.bytes) {
-				b = &limit{bytes: n, source: fromBroker}
+			if n, err := strconv.Atoi(c.MaybeValue()); err == nil && (b == nil || n < b.Bytes) {
+				b = &Limit{Bytes: n, Source: FromBroker}
 			}
 		}
 	}
@@ -290,7 +308,7 @@ func (l *topicLimits) brokerLimit(ctx context.Context) (*limit, error) {
 	return b, nil
 }
 
-func (l *topicLimits) warnDenied(acl string, err error) {
+func (l *TopicLimits) warnDenied(acl string, err error) {
 	if l.deniedOnce {
 		return
 	}
@@ -305,31 +323,31 @@ func denied(err error) bool {
 
 // smaller returns the tighter limit; on a tie the flag, which the router
 // controls.
-func smaller(a, b limit) limit {
-	if b.bytes < a.bytes {
+func smaller(a, b Limit) Limit {
+	if b.Bytes < a.Bytes {
 		return b
 	}
 	return a
 }
 
 // setting names what to raise for topic's limit.
-func (s limitSource) setting(topic string) string {
+func (s LimitSource) Setting(topic string) string {
 	switch s {
-	case fromTopic:
+	case FromTopic:
 		return fmt.Sprintf("topic %s's max.message.bytes", topic)
-	case fromBroker:
+	case FromBroker:
 		return "the brokers' message.max.bytes"
 	}
 	return "--max-message-bytes"
 }
 
 // fix says how to let a record of size bytes through.
-func (s limitSource) fix(topic string, size int) string {
+func (s LimitSource) Fix(topic string, size int) string {
 	switch s {
-	case fromTopic:
+	case FromTopic:
 		return fmt.Sprintf("raise topic %s's max.message.bytes to at least %d (kafka-configs.sh --alter --entity-type topics --entity-name %s --add-config max.message.bytes=%d) and --max-message-bytes to match, or keep payloads smaller",
 			topic, size, topic, size)
-	case fromBroker:
+	case FromBroker:
 		return fmt.Sprintf("raise the brokers' message.max.bytes, or topic %s's max.message.bytes, to at least %d, and --max-message-bytes to match, or keep payloads smaller", topic, size)
 	}
 	return fmt.Sprintf("raise --max-message-bytes to at least %d (the brokers' message.max.bytes or topic %s's max.message.bytes must allow it too), or keep payloads smaller", size, topic)
@@ -339,10 +357,10 @@ func (s limitSource) fix(topic string, size int) string {
 // its records: the batch header and the length of the records array.
 const recordBatchOverhead = 4 + 61
 
-// batchBytes is the size franz-go gives a batch holding rec alone, the
+// BatchBytes is the size franz-go gives a batch holding rec alone, the
 // size it compares with the topic's batch limit (the brokers count 4 bytes
 // less).
-func batchBytes(rec *kgo.Record) int {
+func BatchBytes(rec *kgo.Record) int {
 	l := 1 + // attributes
 		1 + // timestamp delta: 0 for a batch's first record
 		1 + // offset delta: 0

@@ -1,4 +1,4 @@
-package checkpoint
+package kafka
 
 import (
 	"context"
@@ -10,13 +10,6 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/acl"
 )
-
-// Tombstone returns the record that deletes name's checkpoint from topic: a
-// null value for its key. Load then returns ErrCheckpointMissing, and
-// compaction eventually drops the key.
-func Tombstone(topic, name string) *kgo.Record {
-	return &kgo.Record{Topic: topic, Key: []byte(name), Value: nil, Partition: 0}
-}
 
 // Write stores rec (from Checkpoint.Record or Tombstone) in its own Kafka
 // transaction of transactionalID and returns once that is committed and
@@ -30,7 +23,7 @@ func Tombstone(topic, name string) *kgo.Record {
 // stops) and aborts its open transaction, so the record written is the
 // last one for the key until a router starts again. An at-least-once
 // router uses no transactional id and is not fenced.
-func Write(ctx context.Context, rec *kgo.Record, transactionalID string, opts ...kgo.Opt) error {
+func WriteCheckpoint(ctx context.Context, rec *kgo.Record, transactionalID string, opts ...kgo.Opt) error {
 	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, opts...),
 		kgo.TransactionalID(transactionalID),
 		kgo.TransactionTimeout(30*time.Second),
