@@ -40,24 +40,11 @@ var owners = []struct {
 func TestImportRules(t *testing.T) {
 	root := moduleRoot(t)
 	var violations []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
+	err := walkSources(root, func(path, rel string) error {
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(root, path)
 		dir := filepath.ToSlash(filepath.Dir(rel))
 		for _, spec := range f.Imports {
 			imp, _ := strconv.Unquote(spec.Path.Value)
@@ -160,6 +147,27 @@ func TestImportsGoDown(t *testing.T) {
 	for _, v := range slices.Compact(violations) {
 		t.Error(v)
 	}
+}
+
+// walkSources calls fn for every non-test Go file below root (path, and
+// rel relative to root), skipping hidden, testdata and vendor folders.
+func walkSources(root string, fn func(path, rel string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		return fn(path, rel)
+	})
 }
 
 func allowedIn(dir string, allowed []string) bool {

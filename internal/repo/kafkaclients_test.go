@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,20 +20,7 @@ var clientMakers = []string{"internal/kafka", "inbox", "internal/devenv", "test/
 // so its connection options, logging and error hints are in one place.
 func TestKafkaClientsInOnePackage(t *testing.T) {
 	root := moduleRoot(t)
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, path)
+	err := walkSources(root, func(path, rel string) error {
 		if allowedIn(filepath.ToSlash(filepath.Dir(rel)), clientMakers) {
 			return nil
 		}
