@@ -4,6 +4,11 @@
 //
 // What it holds, and what each promises:
 //
+//   - Session, one active router session's Kafka side (relay.Sink states
+//     its contract): Open fences, settles and loads the checkpoint; Limit
+//     gives a topic's batch limit; Produce, Commit (the records with the
+//     checkpoint that covers them, in one transaction for exactly-once),
+//     Abort and Close drive the Producer below.
 //   - Producer, the one producer of the relay and of replay: a franz-go
 //     client set up for outbox records (route's murmur2 partitioner, a
 //     bounded buffer, no linger, batches up to each topic's limit),

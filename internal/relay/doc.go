@@ -7,7 +7,7 @@
 // rows come in order, and the GTID set moves only over the transactions a
 // batch completes),
 // which turns each outbox row into a record (route.Router) and produces it
-// with a Sink (kafka.Producer, franz-go). franz-go's own goroutines
+// with a Sink (kafka.Session: franz-go). franz-go's own goroutines
 // send and retry. Memory is bounded by the queue's rows and bytes
 // (QueueRows, QueueBytes, plus the batch in hand), the reader's event
 // cache, and franz-go's MaxBufferedRecords/MaxBufferedBytes: Produce blocks
@@ -38,8 +38,9 @@
 // written in one Kafka transaction. A crash before EndTransaction leaves
 // an open transaction that the next instance's producer-id
 // initialisation aborts (fencing); a session learns the outcome of its
-// previous transaction before it loads the checkpoint (InitProducerId,
-// then kafka.Settle, then kafka.LoadCheckpoint: DESIGN.md), and never
+// previous transaction before it loads the checkpoint (Sink.Open:
+// InitProducerId, then kafka.Settle, then kafka.LoadCheckpoint:
+// DESIGN.md), and never
 // resumes from a checkpoint behind one Kafka acknowledged to this process
 // (ErrCheckpointBehind), so read_committed consumers see every outbox row
 // exactly once. A paused old instance cannot commit after a new one started: its

@@ -191,28 +191,11 @@ func newFakeKafka(cfg *Config) *fakeKafka { return &fakeKafka{cfg: cfg} }
 
 func (k *fakeKafka) ensureCheckpointTopic(context.Context) error { return nil }
 
-func (k *fakeKafka) loadCheckpoint(context.Context) (*checkpoint.Checkpoint, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for i := len(k.committed) - 1; i >= 0; i-- {
-		if cp := k.committed[i].checkpoint; cp != nil {
-			c := *cp
-			return &c, nil
-		}
-	}
-	return nil, fmt.Errorf("%w for %q", checkpoint.ErrCheckpointMissing, k.cfg.Name)
-}
-
-// newLimits: without a client every topic's limit is MaxMessageBytes.
-func (k *fakeKafka) newLimits() (*kafka.TopicLimits, error) {
-	return kafka.FlagLimits(k.cfg.MaxMessageBytes), nil
-}
-
-func (k *fakeKafka) newSink(func(string) int32) (Sink, error) {
+func (k *fakeKafka) newSink() (Sink, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.sinks++
-	return &fakeSink{k: k, transactional: k.cfg.Delivery == ExactlyOnce}, nil
+	return &fakeSink{k: k, transactional: k.cfg.Delivery == ExactlyOnce, limits: kafka.FlagLimits(k.cfg.MaxMessageBytes)}, nil
 }
 
 // fence initialises the transactional id as another instance would.
@@ -238,49 +221,54 @@ func (k *fakeKafka) ids() []string {
 	return ids
 }
 
-// fakeSink is one producer of a fakeKafka.
+// fakeSink is one session of a fakeKafka.
 type fakeSink struct {
 	k             *fakeKafka
 	transactional bool
 	epoch         int
 	inTxn         bool
-	began         time.Time // Begin, by the producer's clock
 	added         time.Time // the first record: the broker's transaction timer starts
 	open          []*kgo.Record
 	err           error
+	limits        *kafka.TopicLimits // without a client every topic's limit is MaxMessageBytes
 }
 
-func (s *fakeSink) Init(context.Context) error {
-	if !s.transactional {
-		return nil
-	}
+// Open initialises the producer (bumping the epoch: fencing older ones)
+// and loads the last committed checkpoint.
+func (s *fakeSink) Open(context.Context) (*checkpoint.Checkpoint, error) {
 	s.k.mu.Lock()
 	defer s.k.mu.Unlock()
-	s.k.epoch++
-	s.epoch = s.k.epoch
-	return nil
-}
-
-func (s *fakeSink) Begin() error {
-	if s.transactional && !s.inTxn {
-		s.inTxn, s.began, s.added = true, time.Now(), time.Time{}
+	if s.transactional {
+		s.k.epoch++
+		s.epoch = s.k.epoch
 	}
-	return nil
+	for i := len(s.k.committed) - 1; i >= 0; i-- {
+		if cp := s.k.committed[i].checkpoint; cp != nil {
+			c := *cp
+			return &c, nil
+		}
+	}
+	return nil, nil
 }
 
-func (s *fakeSink) Began() (time.Time, bool) { return s.began, s.inTxn }
+func (s *fakeSink) Limit(ctx context.Context, topic string) (kafka.Limit, error) {
+	return s.limits.Of(ctx, topic)
+}
 
-func (s *fakeSink) Produce(_ context.Context, rec *kgo.Record) {
+func (s *fakeSink) Produce(_ context.Context, rec *kgo.Record) error {
 	s.k.mu.Lock()
 	delay := s.k.produceDelay
 	s.k.mu.Unlock()
 	time.Sleep(delay)
 	s.k.mu.Lock()
 	defer s.k.mu.Unlock()
+	if s.transactional && !s.inTxn {
+		s.inTxn, s.added = true, time.Time{}
+	}
 	if s.k.failRecord != nil && s.err == nil {
 		if err := s.k.failRecord(rec); err != nil {
 			s.err = kafka.Describe(rec, err)
-			return
+			return nil
 		}
 	}
 	if !s.transactional {
@@ -289,12 +277,13 @@ func (s *fakeSink) Produce(_ context.Context, rec *kgo.Record) {
 			s.k.committed = append(s.k.committed, fakeTxn{ids: idsOf(s.k.acked, s.k.cfg), checkpoint: cp, at: time.Now()})
 			s.k.acked = nil
 		}
-		return
+		return nil
 	}
 	if s.added.IsZero() {
 		s.added = time.Now()
 	}
 	s.open = append(s.open, rec)
+	return nil
 }
 
 // stale reports whether the broker no longer takes this producer's
@@ -307,14 +296,15 @@ func (s *fakeSink) stale() bool {
 	return s.transactional && s.epoch != s.k.epoch
 }
 
-func (s *fakeSink) Flush(ctx context.Context) error {
+// flush waits as the faults say, then returns the first record failure.
+func (s *fakeSink) flush(ctx context.Context) error {
 	s.k.mu.Lock()
 	delay, stall := s.k.flushDelay, s.k.stallFlush
 	s.k.flushDelay = 0
 	s.k.mu.Unlock()
 	if stall {
 		<-ctx.Done()
-		return ctx.Err()
+		return fmt.Errorf("%w: %w", kafka.ErrNotAcknowledged, ctx.Err())
 	}
 	if delay > 0 {
 		time.Sleep(delay)
@@ -324,23 +314,33 @@ func (s *fakeSink) Flush(ctx context.Context) error {
 	if s.err == nil && len(s.open) > 0 && s.stale() {
 		s.err = kafka.Describe(s.open[0], kerr.InvalidProducerEpoch)
 	}
+	if s.err != nil {
+		return fmt.Errorf("producing records: %w", s.err)
+	}
 	return nil
 }
 
-func (s *fakeSink) Err() error {
-	s.k.mu.Lock()
-	defer s.k.mu.Unlock()
-	return s.err
-}
-
-func (s *fakeSink) Commit(context.Context) error {
-	if !s.inTxn {
-		return nil
+func (s *fakeSink) Commit(ctx context.Context, cp *checkpoint.Checkpoint) error {
+	rec, err := cp.Record(s.k.cfg.CheckpointTopic)
+	if err != nil {
+		return err
+	}
+	if !s.transactional {
+		if err := s.flush(ctx); err != nil {
+			return err
+		}
+		return s.Produce(ctx, rec)
+	}
+	if err := s.Produce(ctx, rec); err != nil {
+		return err
+	}
+	if err := s.flush(ctx); err != nil {
+		return err
 	}
 	s.k.mu.Lock()
 	defer s.k.mu.Unlock()
 	if s.stale() {
-		return kerr.ProducerFenced
+		return fmt.Errorf("%w: %w", kafka.ErrCommitUnknown, kerr.ProducerFenced)
 	}
 	applied, err := true, error(nil)
 	if s.k.commitErr != nil {
@@ -358,34 +358,30 @@ func (s *fakeSink) Commit(context.Context) error {
 		if applied {
 			s.inTxn = false // the broker has no open transaction left
 		}
-		return err
+		return fmt.Errorf("%w: %w", kafka.ErrCommitUnknown, err)
 	}
 	s.inTxn = false
 	return nil
 }
 
-func (s *fakeSink) Abort(context.Context) {
+// Abort aborts the open transaction at the broker, or, for a stale
+// epoch, only forgets it.
+func (s *fakeSink) Abort(_ context.Context, cause error) {
 	if !s.inTxn {
 		return
 	}
 	s.k.mu.Lock()
 	defer s.k.mu.Unlock()
-	s.k.aborts++
-	s.open, s.inTxn = nil, false
-}
-
-func (s *fakeSink) Drop(context.Context) {
-	if !s.inTxn {
-		return
+	if kafka.StaleEpoch(cause) {
+		s.k.drops++
+	} else {
+		s.k.aborts++
 	}
-	s.k.mu.Lock()
-	defer s.k.mu.Unlock()
-	s.k.drops++
 	s.open, s.inTxn = nil, false
 }
 
-func (s *fakeSink) Buffered() int64 { return 0 }
-func (s *fakeSink) Close()          {}
+func (s *fakeSink) Close(ctx context.Context) error { return s.flush(ctx) }
+func (s *fakeSink) Buffered() int64                 { return 0 }
 
 var _ Sink = (*fakeSink)(nil)
 

@@ -34,7 +34,10 @@ func TestFencedTellsTimeoutFromTakeover(t *testing.T) {
 			if c.aloOff {
 				r.cfg.Delivery = AtLeastOnce
 			}
-			r.out = &fakeSink{transactional: true, inTxn: c.inTxn, began: time.Now().Add(-c.age)}
+			r.since = time.Now().Add(-c.age)
+			if c.inTxn {
+				r.records = 1
+			}
 			got := r.fenced(c.err)
 			switch {
 			case c.want == nil && got != nil:

@@ -7,29 +7,19 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
-// cluster is what an active session needs from the brokers besides its
-// Sink. brokers is the implementation; the relay's unit tests use a fake
-// that keeps committed records in memory.
+// cluster is what the relay needs from the brokers: the checkpoint topic
+// before an election, and a Sink per active session. brokers is the
+// implementation; the relay's unit tests use a fake that keeps committed
+// records in memory.
 type cluster interface {
 	// ensureCheckpointTopic creates the checkpoint topic if it is missing
 	// and checks that it is compacted.
 	ensureCheckpointTopic(ctx context.Context) error
-	// loadCheckpoint returns the router's latest committed checkpoint, or
-	// an error wrapping checkpoint.ErrCheckpointMissing. Called after the
-	// producer's Init, it first waits until every transaction that wrote
-	// to the checkpoint partition before it has ended there
-	// (kafka.Settle).
-	loadCheckpoint(ctx context.Context) (*checkpoint.Checkpoint, error)
-	// newLimits creates the session's record batch limits (kafka.TopicLimits);
-	// close them when the session ends.
-	newLimits() (*kafka.TopicLimits, error)
-	// newSink creates the session's producer (not yet initialised), whose
-	// record batches for a topic are at most batchMax(topic) bytes.
-	newSink(batchMax func(topic string) int32) (Sink, error)
+	// newSink creates the session's Sink (not yet open).
+	newSink() (Sink, error)
 }
 
 // brokers reaches the Kafka cluster of Config.Kafka.
@@ -51,27 +41,11 @@ func (b brokers) ensureCheckpointTopic(ctx context.Context) error {
 	return kafka.EnsureCheckpointTopic(ctx, adm, b.cfg.CheckpointTopic)
 }
 
-func (b brokers) loadCheckpoint(ctx context.Context) (*checkpoint.Checkpoint, error) {
-	st, err := kafka.Settle(ctx, b.cfg.CheckpointTopic, settleWait(b.cfg.TransactionTimeout), b.cfg.Kafka...)
-	if err != nil {
-		return nil, err
-	}
-	if st.Waited > 0 {
-		b.log.Info().Int64("stable_offset", st.FirstStable).Int64("high_watermark", st.HighWatermark).Dur("waited", st.Waited).
-			Msg("the checkpoint partition had a transaction open; read the checkpoint once it ended")
-	}
-	return kafka.LoadCheckpoint(ctx, b.cfg.CheckpointTopic, b.cfg.Name, b.cfg.Kafka...)
-}
-
-func (b brokers) newLimits() (*kafka.TopicLimits, error) {
-	return kafka.OpenTopicLimits(b.cfg.MaxMessageBytes, *b.cfg.AutoCreateTopics, b.log, b.cfg.Kafka...)
-}
-
-func (b brokers) newSink(batchMax func(topic string) int32) (Sink, error) {
+func (b brokers) newSink() (Sink, error) {
 	pc := producerConfig(b.cfg, b.log)
-	pc.BatchMaxBytes = batchMax
 	pc.OnFailure = b.failed
-	return kafka.New(pc)
+	return kafka.NewSession(kafka.SessionConfig{Producer: pc, Name: b.cfg.Name, CheckpointTopic: b.cfg.CheckpointTopic,
+		SettleWait: settleWait(b.cfg.TransactionTimeout), Log: b.log})
 }
 
 // producerConfig is the producer of a router: transactional with the

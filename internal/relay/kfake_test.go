@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/route"
@@ -176,7 +177,7 @@ func TestRelayOnKfakeFencedByAnotherInstance(t *testing.T) {
 	h.awaitCheckpoint("0-1-1")
 }
 
-// pausingKafka pauses the first session's first Flush until the broker
+// pausingKafka pauses the first session's first Commit until the broker
 // has aborted the open transaction after its timeout, as a process that
 // stopped running would.
 type pausingKafka struct {
@@ -184,8 +185,8 @@ type pausingKafka struct {
 	pause func()
 }
 
-func (p *pausingKafka) newSink(batchMax func(string) int32) (Sink, error) {
-	s, err := p.cluster.newSink(batchMax)
+func (p *pausingKafka) newSink() (Sink, error) {
+	s, err := p.cluster.newSink()
 	if err != nil || p.pause == nil {
 		return s, err
 	}
@@ -199,12 +200,12 @@ type pausingSink struct {
 	pause func()
 }
 
-func (s *pausingSink) Flush(ctx context.Context) error {
+func (s *pausingSink) Commit(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if s.pause != nil {
 		s.pause()
 		s.pause = nil
 	}
-	return s.Sink.Flush(ctx)
+	return s.Sink.Commit(ctx, cp)
 }
 
 // A Kafka transaction that outlives the transaction timeout is aborted by

@@ -85,7 +85,7 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 			continue
 		}
 		if closed {
-			r.abort()
+			r.abortOn(binlog.ErrReaderStopped)
 			return binlog.ErrReaderStopped
 		}
 		// The reader has nothing ready: commit now rather than wait, or as
@@ -214,7 +214,7 @@ func (r *Relay) splitAge() time.Duration { return r.cfg.TransactionTimeout / 2 }
 func (r *Relay) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, error) {
 	rec, err := r.router.Route(row, txn)
 	if err == nil {
-		lim, lerr := r.limits.Of(ctx, rec.Topic)
+		lim, lerr := r.out.Limit(ctx, rec.Topic)
 		if lerr != nil {
 			return nil, lerr
 		}
@@ -238,7 +238,7 @@ func (r *Relay) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.T
 	if r.cfg.OnInvalid != InvalidDeadLetter {
 		return nil, fmt.Errorf("%w; fix the row's writer, or run with --on-invalid=dead-letter to divert such rows to a dead-letter topic", err)
 	}
-	lim, err := r.limits.Of(ctx, r.cfg.DeadLetterTopic)
+	lim, err := r.out.Limit(ctx, r.cfg.DeadLetterTopic)
 	if err != nil {
 		return nil, err
 	}
@@ -252,20 +252,16 @@ func (r *Relay) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.T
 }
 
 func (r *Relay) produce(ctx context.Context, rec *kgo.Record) error {
-	if err := r.begin(); err != nil {
-		return err
-	}
 	if r.records == 0 {
 		r.since = time.Now()
 	}
+	if err := r.out.Produce(ctx, rec); err != nil {
+		return err
+	}
 	r.records++
 	r.events++
-	r.out.Produce(ctx, rec)
 	return nil
 }
-
-// begin opens a Kafka transaction (exactly-once) if none is open.
-func (r *Relay) begin() error { return r.out.Begin() }
 
 // dueBeforeRow: the open Kafka transaction is to be committed before the
 // next row: it is full (CommitRecords) or half the transaction timeout
@@ -325,28 +321,23 @@ func (r *Relay) commitIf(ctx context.Context, due bool) error {
 // fail aborts what is open and returns err, naming the cause when the
 // broker fenced the producer: a transaction timeout or another instance.
 func (r *Relay) fail(err error) error {
+	r.abortOn(err)
 	if ferr := r.fenced(err); ferr != nil {
-		// The producer's epoch is stale: an abort would only fail, or
-		// (franz-go's KIP-588 recovery) bump the epoch and fence the
-		// instance that took over. The broker or the next session
-		// aborts the transaction.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		r.out.Drop(ctx)
-		cancel()
 		return ferr
 	}
-	r.abort()
 	return err
 }
 
-// abort drops the open Kafka transaction (exactly-once); its records are
-// never visible to read_committed consumers and the checkpoint stays.
-func (r *Relay) abort() {
+// abortOn drops the open Kafka transaction (exactly-once) after the
+// error cause; its records are never visible to read_committed consumers
+// and the checkpoint stays. For a stale producer epoch the transaction is
+// only forgotten (Sink.Abort).
+func (r *Relay) abortOn(cause error) {
 	wait := 10 * time.Second
 	if r.overran.Load() {
 		wait = time.Second // the stop is already late; the broker aborts what is left
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	r.out.Abort(ctx)
+	r.out.Abort(ctx, cause)
 }

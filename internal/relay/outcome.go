@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // ErrCheckpointBehind means a new session read a checkpoint that does not
@@ -56,11 +57,7 @@ func (r *Relay) sessionEnded(o *outcomes, err error) {
 	if r.committed != nil {
 		o.acked = r.committed.Clone()
 	}
-	if errors.Is(err, errCommitUnknown) && r.pending != nil {
+	if errors.Is(err, kafka.ErrCommitUnknown) && r.pending != nil {
 		o.unknown = r.pending.Clone()
 	}
 }
-
-// errCommitUnknown marks an EndTransaction(commit) that failed: whether
-// Kafka committed is known only to the next session.
-var errCommitUnknown = errors.New("commit outcome unknown")

@@ -2,12 +2,14 @@ package relay
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // failures records the kinds the relay counted as errors.
@@ -76,7 +78,7 @@ func TestSessionEndedKeepsTheLostAnswer(t *testing.T) {
 	pending, _ := gtid.Parse(gtid.MariaDB, "0-1-7")
 	r := &Relay{committed: acked, pending: pending}
 	var o outcomes
-	r.sessionEnded(&o, &commitError{errors.New("EndTxn: broker gone")})
+	r.sessionEnded(&o, fmt.Errorf("%w: EndTxn: broker gone", kafka.ErrCommitUnknown))
 	if o.acked == nil || !o.acked.Equal(acked) || o.unknown == nil || !o.unknown.Equal(pending) {
 		t.Fatalf("outcomes %+v", o)
 	}

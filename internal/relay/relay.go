@@ -148,34 +148,27 @@ func (r *Relay) Run(ctx context.Context) error {
 // stream until ctx ends or an error.
 func (r *Relay) runActive(ctx context.Context) error {
 	r.reset()
-	limits, err := r.cluster.newLimits()
-	if err != nil {
-		return err
-	}
-	r.limits = limits
-	defer limits.Close()
-	out, err := r.cluster.newSink(limits.BatchMax)
+	out, err := r.cluster.newSink()
 	if err != nil {
 		return err
 	}
 	r.out = out
-	defer out.Close()
+	defer func() {
+		// Nothing is waited for here: a stop waits in finish.
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = out.Close(done)
+	}()
 
-	if err := r.cluster.ensureCheckpointTopic(ctx); err != nil {
+	// Opening the sink (exactly-once) fences any older instance with the
+	// same transactional id and aborts its open transaction, and waits
+	// for the checkpoint partition to settle, so the checkpoint read is
+	// final.
+	cp, err := out.Open(ctx)
+	if err != nil {
 		return err
 	}
-	// The producer learns a topic's batch limit when it first produces to
-	// it: the checkpoint topic's is read before the first commit.
-	if _, err := limits.Of(ctx, r.cfg.CheckpointTopic); err != nil {
-		return err
-	}
-	// Initialising the producer id (exactly-once) fences any older
-	// instance with the same transactional id and aborts its open
-	// transaction, so the checkpoint read next is final.
-	if err := out.Init(ctx); err != nil {
-		return err
-	}
-	start, cp, err := r.startPosition(ctx)
+	start, err := r.startPosition(ctx, cp)
 	if err != nil {
 		return err
 	}

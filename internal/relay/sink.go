@@ -2,79 +2,72 @@ package relay
 
 import (
 	"context"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
-// Sink is the Kafka producer of one active session: transactional
-// (exactly-once) or idempotent (at-least-once). *kafka.Producer is
-// the implementation; the relay's unit tests also wrap it or use a fake.
-// Its methods are called from the relay goroutine only.
+// Sink is the Kafka side of one active session: a producer, transactional
+// (exactly-once) or idempotent (at-least-once), the topics' record batch
+// limits, and the checkpoint topic. *kafka.Session is the implementation;
+// the relay's unit tests wrap it or use a small fake. Its methods are
+// called from the relay goroutine only.
 type Sink interface {
-	// Init fences older producers of the router's transactional id
-	// (exactly-once; nothing for an idempotent producer). Once it returns
-	// nil, their open transaction is aborted and nothing they still
-	// commit becomes visible, so a checkpoint read next is final.
-	Init(ctx context.Context) error
+	// Open starts the session and returns the router's last committed
+	// checkpoint, or nil when none is stored. Once it returns nil error,
+	// every older producer of the router's transactional id is fenced and
+	// its open transaction aborted, and every transaction that wrote to
+	// the checkpoint partition before Open has ended there: nothing an
+	// older producer still commits becomes visible, so the checkpoint is
+	// final. On error nothing was produced.
+	Open(ctx context.Context) (*checkpoint.Checkpoint, error)
 
-	// Begin opens a Kafka transaction unless one is open (exactly-once;
-	// nothing for an idempotent producer). Records produced from now on
-	// belong to it.
-	Begin() error
+	// Limit returns the largest record batch topic takes
+	// (kafka.TopicLimits), reading it from the brokers the first time; an
+	// error means they could not be asked.
+	Limit(ctx context.Context, topic string) (kafka.Limit, error)
 
-	// Began returns when the open transaction was begun, by the local
-	// clock, and false when none is open. It tells a transaction timeout
-	// from a takeover (fenced).
-	Began() (time.Time, bool)
-
-	// Produce hands rec over without waiting for its acknowledgement. It
+	// Produce hands rec over without waiting for its acknowledgement,
+	// beginning a Kafka transaction if none is open (exactly-once). It
 	// blocks while the producer's buffer is full, until ctx ends. A
-	// failure is reported by Err and ends a Flush in progress. rec's
-	// bytes must stay unchanged until it is acknowledged.
-	Produce(ctx context.Context, rec *kgo.Record)
+	// record that fails is returned by the next Commit or Close. rec's
+	// bytes must stay unchanged until it is acknowledged. An error (the
+	// transaction could not begin) ends the session.
+	Produce(ctx context.Context, rec *kgo.Record) error
 
-	// Flush blocks until every record produced before it is acknowledged,
-	// or one failed, or ctx ends (then ctx's error). It returns nil once
-	// a record failed: Err says so. When both Flush and Err return nil,
-	// every record produced so far is durable (exactly-once: visible only
-	// once committed). If either is not nil, no guarantees are given
-	// about which records were delivered; in a transaction none of them
-	// becomes visible unless Commit returns nil.
-	Flush(ctx context.Context) error
+	// Commit makes every record produced since the last Commit durable
+	// together with cp. Exactly-once: cp is written in the same Kafka
+	// transaction, which is committed; when Commit returns nil, the
+	// records and cp are visible to read_committed consumers, atomically.
+	// At-least-once: once the records are acknowledged, cp is produced
+	// without waiting for its own acknowledgement, which the next Commit
+	// or Close waits for. On error nothing is known to be committed: a
+	// record that failed (named by its event id and transaction), records
+	// not acknowledged before ctx ended (kafka.ErrNotAcknowledged), or a
+	// commit whose outcome only the next session learns
+	// (kafka.ErrCommitUnknown). The session then ends with Abort.
+	Commit(ctx context.Context, cp *checkpoint.Checkpoint) error
 
-	// Err returns the first record that failed, named by its event id
-	// and transaction, or nil. It is final: a failed producer is closed
-	// and a new session starts, or the relay stops.
-	Err() error
+	// Abort ends the session's open transaction without committing it,
+	// after the error cause: none of its records becomes visible to
+	// read_committed consumers. For a stale producer epoch
+	// (kafka.StaleEpoch) it only forgets the transaction, as an abort
+	// would fence the instance that took over; the broker or the next
+	// session aborts it. Buffered records are dropped. Failures are
+	// logged: the broker aborts the transaction after its timeout.
+	Abort(ctx context.Context, cause error)
 
-	// Commit ends the open transaction with a commit; it is called after
-	// a Flush with Err nil. When it returns nil, every record produced in
-	// the transaction is durable and visible to read_committed consumers,
-	// atomically. When it returns an error the outcome is unknown unless
-	// kafka.StaleEpoch says the transaction was aborted (fenced or
-	// timed out); the transaction stays open here for Abort or Drop.
-	Commit(ctx context.Context) error
-
-	// Abort drops the buffered records and aborts the open transaction at
-	// the broker: none of its records become visible. It logs failures
-	// (the broker aborts the transaction after the transaction timeout).
-	Abort(ctx context.Context)
-
-	// Drop drops the buffered records and forgets the open transaction
-	// without ending it at the broker, for a stale producer epoch: an
-	// abort would bump the epoch (KIP-588) and fence the instance that
-	// took over. The broker or the next session aborts it.
-	Drop(ctx context.Context)
+	// Close waits until every record produced is acknowledged (the last
+	// at-least-once checkpoint), or one failed, or ctx ends, and returns
+	// that error; then it releases the clients. A second Close does
+	// nothing.
+	Close(ctx context.Context) error
 
 	// Buffered is the number of records produced and not yet
 	// acknowledged.
 	Buffered() int64
-
-	// Close releases the client; what is still buffered fails.
-	Close()
 }
 
-var _ Sink = (*kafka.Producer)(nil)
+var _ Sink = (*kafka.Session)(nil)

@@ -13,26 +13,21 @@ import (
 	"github.com/binlog-router/binlog-router/internal/gtid"
 )
 
-// startPosition returns where to start: the stored checkpoint if there is
-// one, otherwise the configured start.
-func (r *Relay) startPosition(ctx context.Context) (*gtid.Set, *checkpoint.Checkpoint, error) {
-	server := r.source.Server()
-	cp, err := r.cluster.loadCheckpoint(ctx)
-	switch {
-	case err == nil:
-		if gtid.Flavor(cp.Flavor) != server.Flavor {
-			return nil, nil, fmt.Errorf("checkpoint %q was written for a %s server but %s is %s; use another --name or reset the checkpoint", r.cfg.Name, cp.Flavor, r.cfg.Source, server.Flavor)
-		}
-		set, err := gtid.Parse(server.Flavor, cp.GTIDSet)
-		if err != nil {
-			return nil, nil, fmt.Errorf("stored checkpoint %q: %w", r.cfg.Name, err)
-		}
-		return set, cp, nil
-	case !errors.Is(err, checkpoint.ErrCheckpointMissing):
-		return nil, nil, fmt.Errorf("loading checkpoint %q: %w", r.cfg.Name, err)
+// startPosition returns where to start: the stored checkpoint cp if
+// there is one, otherwise the configured start.
+func (r *Relay) startPosition(ctx context.Context, cp *checkpoint.Checkpoint) (*gtid.Set, error) {
+	if cp == nil {
+		return r.startAt(ctx, r.cfg.Start)
 	}
-	set, err := r.startAt(ctx, r.cfg.Start)
-	return set, nil, err
+	server := r.source.Server()
+	if gtid.Flavor(cp.Flavor) != server.Flavor {
+		return nil, fmt.Errorf("checkpoint %q was written for a %s server but %s is %s; use another --name or reset the checkpoint", r.cfg.Name, cp.Flavor, r.cfg.Source, server.Flavor)
+	}
+	set, err := gtid.Parse(server.Flavor, cp.GTIDSet)
+	if err != nil {
+		return nil, fmt.Errorf("stored checkpoint %q: %w", r.cfg.Name, err)
+	}
+	return set, nil
 }
 
 // ErrInvalidStart means --start names a position the router cannot start

@@ -1,0 +1,205 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
+)
+
+// ErrNotAcknowledged means records were produced and not acknowledged
+// before the caller's context ended: the brokers were unreachable, or
+// slower than the caller's deadline.
+var ErrNotAcknowledged = errors.New("records not acknowledged")
+
+// ErrCommitUnknown marks a failed EndTransaction(commit): whether Kafka
+// committed is known only to the next session (Open reads the outcome).
+var ErrCommitUnknown = errors.New("commit outcome unknown")
+
+// SessionConfig configures a Session.
+type SessionConfig struct {
+	// Producer configures the session's producer: transactional
+	// (exactly-once) when it has a TransactionalID, idempotent otherwise.
+	// Its BatchMaxBytes is the session's topic limits.
+	Producer Config
+	// Name is the router's --name: the key of its checkpoint.
+	Name string
+	// CheckpointTopic is the compacted topic of the checkpoints.
+	CheckpointTopic string
+	// SettleWait bounds Settle in Open.
+	SettleWait time.Duration
+	// Log receives the session's own messages.
+	Log zerolog.Logger
+}
+
+// Session is the Kafka side of one active router session: a producer,
+// the topics' batch limits, and the checkpoint topic. Its methods are
+// called from one goroutine. It is relay.Sink's implementation; see the
+// contract there.
+type Session struct {
+	cfg    SessionConfig
+	p      *Producer
+	limits *TopicLimits
+	closed bool
+}
+
+// NewSession creates the session's clients; they connect lazily (Open).
+func NewSession(cfg SessionConfig) (*Session, error) {
+	pc := cfg.Producer
+	limits, err := OpenTopicLimits(pc.MaxMessageBytes, pc.AutoCreateTopics, cfg.Log, pc.Kafka...)
+	if err != nil {
+		return nil, err
+	}
+	pc.BatchMaxBytes = limits.BatchMax
+	p, err := New(pc)
+	if err != nil {
+		limits.Close()
+		return nil, err
+	}
+	return &Session{cfg: cfg, p: p, limits: limits}, nil
+}
+
+func (s *Session) transactional() bool { return s.cfg.Producer.TransactionalID != "" }
+
+// Open creates the checkpoint topic if it is missing, reads its batch
+// limit, initialises the producer (fencing older producers of the id and
+// aborting their open transaction), waits until the checkpoint partition
+// has settled (Settle) and returns the last committed checkpoint of Name,
+// or nil when none is stored.
+func (s *Session) Open(ctx context.Context) (*checkpoint.Checkpoint, error) {
+	adm, err := NewAdmin(s.cfg.Producer.Kafka...)
+	if err != nil {
+		return nil, err
+	}
+	err = EnsureCheckpointTopic(ctx, adm, s.cfg.CheckpointTopic)
+	adm.Close()
+	if err != nil {
+		return nil, err
+	}
+	// The producer learns a topic's batch limit when it first produces to
+	// it: the checkpoint topic's is read before the first commit.
+	if _, err := s.limits.Of(ctx, s.cfg.CheckpointTopic); err != nil {
+		return nil, err
+	}
+	if err := s.p.Init(ctx); err != nil {
+		return nil, err
+	}
+	st, err := Settle(ctx, s.cfg.CheckpointTopic, s.cfg.SettleWait, s.cfg.Producer.Kafka...)
+	if err != nil {
+		return nil, fmt.Errorf("loading checkpoint %q: %w", s.cfg.Name, err)
+	}
+	if st.Waited > 0 {
+		s.cfg.Log.Info().Int64("stable_offset", st.FirstStable).Int64("high_watermark", st.HighWatermark).Dur("waited", st.Waited).
+			Msg("the checkpoint partition had a transaction open; read the checkpoint once it ended")
+	}
+	cp, err := LoadCheckpoint(ctx, s.cfg.CheckpointTopic, s.cfg.Name, s.cfg.Producer.Kafka...)
+	switch {
+	case errors.Is(err, checkpoint.ErrCheckpointMissing):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("loading checkpoint %q: %w", s.cfg.Name, err)
+	}
+	return cp, nil
+}
+
+// Limit returns the largest record batch topic takes, reading it from the
+// brokers the first time (TopicLimits.Of).
+func (s *Session) Limit(ctx context.Context, topic string) (Limit, error) {
+	return s.limits.Of(ctx, topic)
+}
+
+// Produce begins a Kafka transaction if none is open (exactly-once) and
+// hands rec over without waiting for its acknowledgement.
+func (s *Session) Produce(ctx context.Context, rec *kgo.Record) error {
+	if err := s.p.Begin(); err != nil {
+		return err
+	}
+	s.p.Produce(ctx, rec)
+	return nil
+}
+
+// Commit writes cp after the records produced since the last Commit:
+// exactly-once in the same transaction, which it then commits;
+// at-least-once once they are acknowledged, without waiting for cp's own
+// acknowledgement (the next Commit or Close waits for it).
+func (s *Session) Commit(ctx context.Context, cp *checkpoint.Checkpoint) error {
+	rec, err := cp.Record(s.cfg.CheckpointTopic)
+	if err != nil {
+		return err
+	}
+	if !s.transactional() {
+		if err := s.flush(ctx); err != nil {
+			return err
+		}
+		// Records go on flowing while the checkpoint is acknowledged: its
+		// produce outlives ctx, and Close waits for it.
+		s.p.Produce(context.WithoutCancel(ctx), rec)
+		return nil
+	}
+	if err := s.Produce(ctx, rec); err != nil {
+		return err
+	}
+	if err := s.flush(ctx); err != nil {
+		return err
+	}
+	if err := s.p.Commit(ctx); err != nil {
+		return fmt.Errorf("%w: committing Kafka transaction with checkpoint %s: %w", ErrCommitUnknown, cp.GTIDSet, err)
+	}
+	return nil
+}
+
+// flush waits for every record produced so far; a record that failed
+// ends the wait at once and is returned, named (Describe).
+func (s *Session) flush(ctx context.Context) error {
+	err := s.p.Flush(ctx)
+	if perr := s.p.Err(); perr != nil {
+		return fmt.Errorf("producing records: %w", perr)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotAcknowledged, err)
+	}
+	return nil
+}
+
+// Abort ends the open transaction without committing it, after the error
+// cause ended the session: with an abort at the broker, or, when cause is
+// a stale epoch (StaleEpoch), only locally (an abort would bump the epoch,
+// KIP-588, and fence the producer that took over; the broker or the next
+// session aborts it). Records still buffered are dropped. Failures are
+// logged.
+func (s *Session) Abort(ctx context.Context, cause error) {
+	switch {
+	case s.closed:
+	case !s.transactional():
+		if err := s.p.cl.AbortBufferedRecords(ctx); err != nil {
+			s.cfg.Log.Debug().Err(err).Msg("dropping buffered records")
+		}
+	case StaleEpoch(cause):
+		s.p.Drop(ctx)
+	default:
+		s.p.Abort(ctx)
+	}
+}
+
+// Close waits until every record produced is acknowledged (the last
+// at-least-once checkpoint), or one failed, or ctx ends, and then
+// releases the clients; records still buffered fail. A second Close does
+// nothing.
+func (s *Session) Close(ctx context.Context) error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.flush(ctx)
+	s.p.Close()
+	s.limits.Close()
+	return err
+}
+
+// Buffered is the number of records produced and not yet acknowledged.
+func (s *Session) Buffered() int64 { return s.p.Buffered() }
