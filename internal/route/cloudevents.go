@@ -151,7 +151,7 @@ func (r *Router) appendBinaryMode(hs []kgo.RecordHeader, row *binlog.OutboxRow, 
 		kgo.RecordHeader{Key: HeaderCESource, Value: r.source(row.Database, row.Table)},
 		kgo.RecordHeader{Key: HeaderCEType, Value: row.EventType})
 	if !ts.IsZero() {
-		hs = append(hs, kgo.RecordHeader{Key: HeaderCETime, Value: appendTime(nil, ts)})
+		hs = append(hs, kgo.RecordHeader{Key: HeaderCETime, Value: appendTime(make([]byte, 0, len(time.RFC3339Nano)), ts)})
 	}
 	hs = append(hs, kgo.RecordHeader{Key: HeaderCESubject, Value: row.AggregateID})
 	if row.Payload != nil {
