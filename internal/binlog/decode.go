@@ -33,8 +33,10 @@ func rowFromValues(t *table, values []any, dst *OutboxRow) {
 	}
 }
 
-// rowIdentity sets the row's table.
-func rowIdentity(t *table, dst *OutboxRow) { dst.Database, dst.Table = t.db, t.tbl }
+// rowIdentity sets the row's table and what the table says of its values.
+func rowIdentity(t *table, dst *OutboxRow) {
+	dst.Database, dst.Table, dst.PayloadBinary = t.db, t.tbl, t.payloadBinary
+}
 
 // column returns the value at index i as bytes; nil for NULL or i < 0.
 func column(values []any, i int) []byte {

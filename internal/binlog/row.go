@@ -21,6 +21,9 @@ type OutboxRow struct {
 	AggregateID   []byte // aggregate id column; the Kafka key
 	EventType     []byte // event type column
 	Payload       []byte // payload as stored; nil is NULL
+	// PayloadBinary is set when the payload column is a binary string
+	// (BINARY, VARBINARY, a BLOB type): its bytes are not text.
+	PayloadBinary bool
 	SchemaVersion []byte // decimal text of schema_version; nil when NULL or absent
 	Traceparent   []byte // W3C traceparent; nil when NULL or absent
 	Headers       []byte // JSON object text of the headers column; nil when NULL or absent

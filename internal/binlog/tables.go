@@ -66,6 +66,9 @@ type table struct {
 	codec   *rowCodec      // built by codecFor from the table's TABLE_MAP events
 	convs   []valueConv    // stored bytes → what SELECT prints, for mapped columns
 	zone    *time.Location // a DATETIME created_at's time zone; nil for other types
+	// payloadBinary: the payload column is a binary string (BINARY,
+	// VARBINARY, a BLOB type), copied to OutboxRow.PayloadBinary.
+	payloadBinary bool
 }
 
 // columnName names the column at ordinal ord for errors.
@@ -174,6 +177,11 @@ func (c *tableCache) lookup(ctx context.Context, tm *replication.TableMapEvent, 
 		clear(c.byID)
 	}
 	t := &table{db: string(tm.Schema), tbl: string(tm.Table), name: name, layout: layout, names: names, convs: convs, zone: zone}
+	for _, vc := range convs {
+		if vc.field == fieldPayload && vc.charset == "binary" {
+			t.payloadBinary = true
+		}
+	}
 	c.byID[tm.TableID] = t
 	return t, nil
 }

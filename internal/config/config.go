@@ -28,13 +28,15 @@ type Config struct {
 	OnInvalid         string         // --on-invalid fail|dead-letter
 	DeadLetterTopic   string         // --dead-letter-topic
 
-	KafkaBrokers     []string // --kafka-brokers a:9092,b:9092
-	TopicTemplate    string   // --topic-template; default from the preset
-	ValidateJSON     bool     // --validate-json
-	RequireUUID      bool     // --require-uuid
-	UUIDBinaryLayout string   // --uuid-binary-layout standard|swapped: byte order of 16-byte binary event ids
-	DatetimeZone     string   // --datetime-zone: time zone of DATETIME created_at values ("" = the server's)
-	AutoCreateTopics bool     // --auto-create-topics
+	KafkaBrokers      []string // --kafka-brokers a:9092,b:9092
+	TopicTemplate     string   // --topic-template; default from the preset
+	ValidateJSON      bool     // --validate-json
+	RequireUUID       bool     // --require-uuid
+	Envelope          string   // --envelope plain|cloudevents|cloudevents-structured
+	CloudEventsSource string   // --cloudevents-source: the CloudEvents source attribute ("" = route.DefaultCloudEventsSource)
+	UUIDBinaryLayout  string   // --uuid-binary-layout standard|swapped: byte order of 16-byte binary event ids
+	DatetimeZone      string   // --datetime-zone: time zone of DATETIME created_at values ("" = the server's)
+	AutoCreateTopics  bool     // --auto-create-topics
 
 	Name            string // --name
 	CheckpointTopic string // --checkpoint-topic
@@ -146,7 +148,8 @@ func (c *Config) datetimeZone() (*time.Location, error) {
 
 // RouteConfig is the record-building part.
 func (c *Config) RouteConfig() route.Config {
-	return route.Config{TopicTemplate: c.TopicTemplate, ValidateJSON: c.ValidateJSON, RequireUUID: c.RequireUUID}
+	return route.Config{TopicTemplate: c.TopicTemplate, ValidateJSON: c.ValidateJSON, RequireUUID: c.RequireUUID,
+		Envelope: route.Envelope(c.Envelope), CloudEventsSource: c.CloudEventsSource}
 }
 
 func mergeColumns(base, override schema.Columns) schema.Columns {

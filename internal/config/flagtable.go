@@ -70,6 +70,8 @@ var flagTable = []flagSpec{
 	// The records.
 	flagOf(Router, "topic-template", "", "topic template; placeholders {event_type} {aggregate_type} {database} {table} (default "+route.DefaultTopicTemplate+"; debezium preset "+schema.DebeziumTopicTemplate+")", func(c *Config) *string { return &c.TopicTemplate }).documented(route.DefaultTopicTemplate),
 	flagOf(Router, "validate-json", route.DefaultConfig().ValidateJSON, "reject payloads that are not valid JSON", func(c *Config) *bool { return &c.ValidateJSON }),
+	flagOf(Router, "envelope", string(route.DefaultEnvelope), "record envelope: plain, cloudevents (CloudEvents binary content mode) or cloudevents-structured (application/cloudevents+json)", func(c *Config) *string { return &c.Envelope }),
+	flagOf(Router, "cloudevents-source", "", "CloudEvents source attribute, a URI reference; placeholders {database} {table} (default "+route.DefaultCloudEventsSource+")", func(c *Config) *string { return &c.CloudEventsSource }).documented(route.DefaultCloudEventsSource),
 	flagOf(Router, "require-uuid", route.DefaultConfig().RequireUUID, "reject event ids that are not UUIDs", func(c *Config) *bool { return &c.RequireUUID }),
 	flagOf(Router, "uuid-binary-layout", string(binlog.DefaultUUIDBinary), "how a 16-byte binary event id (BINARY(16), VARBINARY) holds a UUID: standard (UUID_TO_BIN(x), UNHEX) or swapped (MySQL's UUID_TO_BIN(x, 1)); MariaDB's UUID type is always read as it is", func(c *Config) *string { return &c.UUIDBinaryLayout }),
 	flagOf(Router, "datetime-zone", "", "time zone of a DATETIME created_at column: an IANA name (Europe/Berlin), UTC or an offset (+05:00); default the server's time_zone", func(c *Config) *string { return &c.DatetimeZone }),

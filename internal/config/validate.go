@@ -42,10 +42,11 @@ func (c *Config) bounds(connErr, presetErr error) []bound {
 	if presetErr != nil {
 		presetErr = fmt.Errorf("--preset: %w", presetErr)
 	}
-	_, routeErr := route.New(c.RouteConfig())
+	_, routeErr := route.New(route.Config{TopicTemplate: c.TopicTemplate})
 	if routeErr != nil {
 		routeErr = fmt.Errorf("--topic-template: %w", routeErr)
 	}
+	envelopeErr := route.Config{Envelope: route.Envelope(c.Envelope), CloudEventsSource: c.CloudEventsSource}.Validate()
 	_, zoneErr := c.datetimeZone()
 	_, compressionErr := c.compression()
 	rows := []bound{
@@ -62,6 +63,7 @@ func (c *Config) bounds(connErr, presetErr error) []bound {
 	return append(rows, []bound{
 		{flag: "kafka-brokers", missing: len(c.KafkaBrokers) == 0, msg: "no Kafka brokers: set --kafka-brokers host:port"},
 		{flag: "topic-template", err: routeErr},
+		{flag: "envelope, cloudevents-source", err: envelopeErr},
 		{flag: "on-update", value: c.OnUpdate, allowed: []string{string(binlog.UpdateWarn), string(binlog.UpdateFail)}},
 		{flag: "uuid-binary-layout", value: c.UUIDBinaryLayout, allowed: []string{string(binlog.UUIDStandard), string(binlog.UUIDSwapped)}},
 		{flag: "datetime-zone", err: zoneErr},

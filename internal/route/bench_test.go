@@ -31,18 +31,22 @@ func benchRow() *binlog.OutboxRow {
 
 func BenchmarkRecord(b *testing.B) {
 	headers := []byte(`{"tenant":"acme","source":"checkout-service","retries":3,"tags":["a","b"]}`)
+	ceHeaders := []byte(`{"tenant":"acme","origin":"checkout-service","retries":3,"tags":["a","b"]}`)
 	cases := []struct {
 		name     string
 		validate bool
 		headers  []byte
+		envelope Envelope
 	}{
-		{"payload500/validate=false", false, nil},
-		{"payload500/validate=true", true, nil},
-		{"payload500/validate=true/headers", true, headers},
+		{"payload500/validate=false", false, nil, ""},
+		{"payload500/validate=true", true, nil, ""},
+		{"payload500/validate=true/headers", true, headers, ""},
+		{"payload500/validate=true/cloudevents", true, ceHeaders, EnvelopeCloudEvents},
+		{"payload500/validate=true/cloudevents-structured", true, ceHeaders, EnvelopeCloudEventsStructured},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			r := newRouter(b, func(cfg *Config) { cfg.ValidateJSON = c.validate })
+			r := newRouter(b, func(cfg *Config) { cfg.ValidateJSON, cfg.Envelope = c.validate, c.envelope })
 			row := benchRow()
 			row.Headers = c.headers
 			txn := testTxn()

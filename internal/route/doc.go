@@ -44,6 +44,45 @@
 // so that every producer of a topic agrees where an aggregate's events go
 // and they stay in order.
 //
+// # CloudEvents envelopes
+//
+// Config.Envelope EnvelopeCloudEvents writes the CloudEvents 1.0 Kafka
+// protocol binding in binary content mode: the plain record above, with
+// these headers after its own:
+//
+//   - ce_specversion: 1.0
+//   - ce_id: event_id
+//   - ce_source: Config.CloudEventsSource for the row's table
+//     (DefaultCloudEventsSource, /mysql/{database}/{table})
+//   - ce_type: event_type
+//   - ce_time: the record timestamp (created_at, else the commit time) in
+//     RFC 3339, UTC, with its fractional seconds; absent when both are zero
+//   - ce_subject: aggregate_id
+//   - content-type: the datacontenttype; absent for a NULL payload
+//   - ce_aggregatetype, ce_schemaversion, ce_traceparent (the
+//     distributed-tracing extension) for the columns that are not NULL,
+//     and ce_<name> for each member of the headers column
+//
+// EnvelopeCloudEventsStructured writes the structured content mode: the
+// plain record's headers, then content-type application/cloudevents+json;
+// the value is one JSON object of the same attributes and extensions
+// (every value a JSON string) and the payload: a JSON payload as data
+// as it is, a text payload as data holding a JSON string, a binary payload
+// as data_base64; a NULL payload gives an event without data (not a
+// tombstone). Invalid UTF-8 in attribute values becomes U+FFFD there.
+//
+// The datacontenttype is application/json when ValidateJSON has checked
+// the payload; otherwise application/octet-stream for a binary payload
+// column (binlog.OutboxRow.PayloadBinary), application/json for text that
+// is JSON, text/plain; charset=utf-8 for other text. The key is
+// aggregate_id in both modes.
+//
+// A member of the headers column becomes an extension attribute of its
+// own name, which must follow the CloudEvents naming rule (a-z and 0-9
+// only), must not be an attribute the router sets and must not repeat;
+// otherwise the row is a row error of kind invalid_extension. The plain
+// envelope accepts such members.
+//
 // # Row errors
 //
 // A row that cannot become a record gives a *RowError naming the table, the
@@ -57,7 +96,9 @@
 // empty (null_aggregate_id); event_type NULL or empty (null_event_type);
 // payload not valid JSON when Config.ValidateJSON (invalid_payload_json);
 // the topic (invalid_topic); the headers column not valid JSON or not an
-// object (invalid_headers). Record never panics on any row content, and the
+// object (invalid_headers); with a CloudEvents envelope, a member of the
+// headers column that cannot be an extension attribute
+// (invalid_extension). Record never panics on any row content, and the
 // same row always gives the same result. A record larger than the producer
 // may send is a row error too (record_too_large): the relay checks the size
 // and builds it with TooLarge.

@@ -23,6 +23,7 @@ const (
 	KindInvalidHeaders     Kind = "invalid_headers"
 	KindInvalidTopic       Kind = "invalid_topic"
 	KindRecordTooLarge     Kind = "record_too_large"
+	KindInvalidExtension   Kind = "invalid_extension"
 )
 
 // Sentinel errors, one per Kind, so that errors.Is works on a *RowError.
@@ -49,6 +50,11 @@ var (
 	// producer may send to its topic (the relay checks its size against
 	// the topic's limit: TooLarge).
 	ErrRecordTooLarge = errors.New("record too large")
+	// ErrInvalidExtension: with a CloudEvents envelope, a member of the
+	// headers column cannot be an extension attribute (its name is not
+	// lower-case letters and digits, is an attribute the router sets, or
+	// is repeated).
+	ErrInvalidExtension = errors.New("headers column member is not a valid CloudEvents extension attribute")
 
 	// ErrInvalidTemplate: Config.TopicTemplate cannot be parsed. New returns
 	// it (wrapped); it is a configuration error, never a row error.

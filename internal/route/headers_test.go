@@ -137,6 +137,11 @@ func TestInboxHeaderNames(t *testing.T) {
 		{inbox.HeaderID, HeaderID},
 		{inbox.HeaderEventType, HeaderEventType},
 		{inbox.HeaderAggregateType, HeaderAggregateType},
+		{inbox.HeaderCEID, HeaderCEID},
+		{inbox.HeaderCEType, HeaderCEType},
+		{inbox.HeaderCEAggregateType, HeaderCEPrefix + ExtAggregateType},
+		{inbox.HeaderContentType, HeaderContentType},
+		{inbox.ContentTypeCloudEvents, ContentTypeCloudEvents},
 	} {
 		if c.inbox != c.route {
 			t.Errorf("inbox header %q, router header %q", c.inbox, c.route)

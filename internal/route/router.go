@@ -24,6 +24,17 @@ type Config struct {
 	// Default true. The binlog package turns 16-byte binary ids into UUID
 	// text before.
 	RequireUUID bool
+	// Envelope (--envelope) is how the record carries the event:
+	// EnvelopePlain, EnvelopeCloudEvents or EnvelopeCloudEventsStructured
+	// (see the package documentation). Default, and when empty,
+	// DefaultEnvelope (plain).
+	Envelope Envelope
+	// CloudEventsSource (--cloudevents-source) is the CloudEvents source
+	// attribute, a URI reference with the placeholders {database} and
+	// {table} (each replaced by the outbox table's name, percent-encoded).
+	// Default, and when empty, DefaultCloudEventsSource. Used only by the
+	// CloudEvents envelopes, checked always.
+	CloudEventsSource string
 }
 
 // DefaultConfig returns the defaults: DefaultTopicTemplate, ValidateJSON and
@@ -34,7 +45,7 @@ func DefaultConfig() Config {
 
 // Validate reports a configuration error, as New would.
 func (c Config) Validate() error {
-	_, err := parseTemplate(c.template())
+	_, err := New(c)
 	return err
 }
 
@@ -65,21 +76,35 @@ type Router struct {
 
 	gtid      string // GTID of the last transaction seen
 	gtidBytes []byte // gtid as a header value, shared by its records
+
+	src     *sourceTemplate     // the CloudEvents source
+	sources map[tableKey][]byte // expanded sources by table
 }
 
-// New returns a Router for cfg. An error wraps ErrInvalidTemplate.
+// New returns a Router for cfg. An error wraps ErrInvalidTemplate or
+// ErrInvalidEnvelope.
 func New(cfg Config) (*Router, error) {
 	t, err := parseTemplate(cfg.template())
 	if err != nil {
 		return nil, err
 	}
 	cfg.TopicTemplate = t.text
+	if cfg.Envelope, err = ParseEnvelope(string(cfg.Envelope)); err != nil {
+		return nil, err
+	}
+	src, err := parseSource(cfg.CloudEventsSource)
+	if err != nil {
+		return nil, err
+	}
+	cfg.CloudEventsSource = src.text
 	return &Router{
 		cfg:       cfg,
 		tmpl:      t,
 		topics:    make(map[string]string),
 		keys:      make(map[string]string),
 		gtidBytes: []byte{},
+		src:       src,
+		sources:   make(map[tableKey][]byte),
 	}, nil
 }
 
@@ -111,11 +136,24 @@ func (r *Router) Route(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, err
 	}
 	if row.Headers != nil {
 		r.extra, p = r.appendObjectHeaders(r.extra[:0], row.Headers)
+		if p == nil && r.cfg.Envelope.cloudEvents() {
+			p = checkExtensions(r.extra)
+		}
 		if p != nil {
 			clear(r.extra)
 			return nil, rowError(row, txn, p)
 		}
 		n += len(r.extra)
+	}
+	members := r.extra[:0]
+	if row.Headers != nil {
+		members = r.extra
+	}
+	defer clear(members) // drop references to the row
+	if r.cfg.Envelope == EnvelopeCloudEvents {
+		n += ceHeaderCount(row, len(members))
+	} else if r.cfg.Envelope == EnvelopeCloudEventsStructured {
+		n++ // content-type
 	}
 	hs := make([]kgo.RecordHeader, 0, n)
 	hs = append(hs,
@@ -130,10 +168,7 @@ func (r *Router) Route(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, err
 	if row.Traceparent != nil {
 		hs = append(hs, kgo.RecordHeader{Key: HeaderTraceparent, Value: row.Traceparent})
 	}
-	if row.Headers != nil {
-		hs = append(hs, r.extra...)
-		clear(r.extra) // drop references to the row
-	}
+	hs = append(hs, members...)
 	if txn.GTID != r.gtid {
 		r.gtid, r.gtidBytes = txn.GTID, []byte(txn.GTID)
 	}
@@ -143,10 +178,18 @@ func (r *Router) Route(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, err
 	if ts.IsZero() {
 		ts = txn.Time
 	}
+	value := row.Payload
+	switch r.cfg.Envelope {
+	case EnvelopeCloudEvents:
+		hs = r.appendBinaryMode(hs, row, ts, members)
+	case EnvelopeCloudEventsStructured:
+		hs = append(hs, kgo.RecordHeader{Key: HeaderContentType, Value: cloudEventsContentType})
+		value = r.structuredValue(row, ts, members)
+	}
 	return &kgo.Record{
 		Topic:     topic,
 		Key:       row.AggregateID,
-		Value:     row.Payload,
+		Value:     value,
 		Headers:   hs,
 		Timestamp: ts,
 	}, nil

@@ -238,4 +238,5 @@ var sentinels = map[Kind]error{
 	KindInvalidPayloadJSON: ErrInvalidPayloadJSON,
 	KindInvalidHeaders:     ErrInvalidHeaders,
 	KindInvalidTopic:       ErrInvalidTopic,
+	KindInvalidExtension:   ErrInvalidExtension,
 }
