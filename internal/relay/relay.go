@@ -152,10 +152,11 @@ func (r *Relay) runActive(ctx context.Context) error {
 	}
 	r.limits = limits
 	defer limits.close()
-	out, err := r.kafka.newSink(limits.batchMax)
+	sink, err := r.kafka.newSink(limits.batchMax)
 	if err != nil {
 		return err
 	}
+	out := reportTransactions(sink, r.cfg.Metrics)
 	r.out = out
 	defer out.Close()
 
