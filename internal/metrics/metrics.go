@@ -131,7 +131,7 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 	})
 	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "errors_total",
-		Help: "Errors by kind: row error kinds, outbox_update, produce, commit, kafka_group, checkpoint_behind.",
+		Help: "Errors by kind: row error kinds, outbox_update, produce, commit, kafka (a session ended by a Kafka error, resumed from the checkpoint), kafka_group, checkpoint_behind.",
 	}, []string{"kind"})
 	m.deadLetters = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "dead_letters_total",
@@ -190,7 +190,7 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 	// first error of a kind is an increase Prometheus can see (increase()
 	// ignores a series' first sample). Row error kinds appear when they
 	// first happen.
-	for _, kind := range []string{"commit", "outbox_update", "checkpoint_behind"} {
+	for _, kind := range []string{"commit", "kafka", "outbox_update", "checkpoint_behind"} {
 		m.errors.WithLabelValues(kind)
 	}
 	m.kafka = newKafkaMetrics(m)
