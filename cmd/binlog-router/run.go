@@ -63,7 +63,8 @@ func runRouter(ctx context.Context, cfg *config.Config, log zerolog.Logger) erro
 	if err := cfg.CheckKafkaAuth(ctx); err != nil {
 		return err
 	}
-	m := metrics.New(nil, metrics.Version(version), metrics.IdleCheckpoint(cfg.IdleCheckpoint))
+	m := metrics.New(nil, metrics.Version(version), metrics.IdleCheckpoint(cfg.IdleCheckpoint),
+		metrics.TransactionTimeout(cfg.TransactionTimeout))
 	sctx, stop := context.WithCancel(ctx)
 	var g errgroup.Group
 	defer func() {

@@ -36,9 +36,10 @@ func TestKindLabelBounded(t *testing.T) {
 	}
 	mfs := gather(t, m)
 	errs := labelValues(mfs, "binlog_router_errors_total", "kind")
-	// The built-in kinds produce and kafka_group are always present.
-	if len(errs) != DefaultMaxKinds+1+2 {
-		t.Errorf("%d error kinds, want %d + other + produce + kafka_group", len(errs), DefaultMaxKinds)
+	// The built-in kinds produce, kafka_group, commit, kafka,
+	// outbox_update and checkpoint_behind are always present.
+	if len(errs) != DefaultMaxKinds+1+6 {
+		t.Errorf("%d error kinds, want %d + other + the 6 built-in kinds", len(errs), DefaultMaxKinds)
 	}
 	if errs[Other] != DefaultMaxKinds {
 		t.Errorf("errors{kind=other} = %v, want %d", errs[Other], DefaultMaxKinds)

@@ -24,6 +24,9 @@ const (
 	// DefaultStaleAfter is the shortest readiness window: /readyz fails
 	// when neither a checkpoint nor a caught-up heartbeat is more recent.
 	DefaultStaleAfter = 30 * time.Second
+	// DefaultTransactionTimeout is the transaction timeout reported before
+	// TransactionTimeout sets it: the relay's default.
+	DefaultTransactionTimeout = 60 * time.Second
 )
 
 // Metrics counts what the relay, the binlog stream and franz-go report and
@@ -46,6 +49,7 @@ type Metrics struct {
 	deadLetters   *prometheus.CounterVec
 	ddl           prometheus.Counter
 	refusing      *prometheus.GaugeVec // set by a ReplicaWatch
+	txnTimeout    prometheus.Gauge
 	kafka         *kafkaMetrics
 
 	topics *limiter
@@ -58,6 +62,10 @@ type Metrics struct {
 
 	events atomic.Uint64 // records routed, for the progress rate
 	txns   atomic.Uint64 // transactions seen
+
+	// readyCheck is the extra readiness condition of the Handler, also
+	// part of binlog_router_ready.
+	readyCheck atomic.Pointer[ReadyFunc]
 
 	st state
 }
@@ -123,7 +131,7 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 	})
 	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "errors_total",
-		Help: "Errors by kind: row error kinds, outbox_update, produce, commit, kafka_group, checkpoint_behind.",
+		Help: "Errors by kind: row error kinds, outbox_update, produce, commit, kafka (a session ended by a Kafka error, resumed from the checkpoint), kafka_group, checkpoint_behind.",
 	}, []string{"kind"})
 	m.deadLetters = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "dead_letters_total",
@@ -159,11 +167,36 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 		Help: "1, labelled with the binlog-router version and the Go version it was built with.",
 	}, []string{"version", "goversion"})
 	build.WithLabelValues(c.version, runtime.Version()).Set(1)
+	ready := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "ready",
+		Help: "1 while /readyz answers 200, 0 while it answers 503 (not streaming yet, stalled, or partitions refusing writes).",
+	}, func() float64 {
+		if m.handlerReadiness() == nil {
+			return 1
+		}
+		return 0
+	})
+	txnAge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: Namespace, Subsystem: "kafka", Name: "transaction_age_seconds",
+		Help: "Seconds the open Kafka transaction has been open (exactly-once), 0 while none is open; the broker aborts it at binlog_router_kafka_transaction_timeout_seconds.",
+	}, func() float64 { return m.transactionAge(m.cfg.now()).Seconds() })
+	m.txnTimeout = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: Namespace, Subsystem: "kafka", Name: "transaction_timeout_seconds",
+		Help: "The Kafka transaction timeout (--transaction-timeout).",
+	})
+	m.txnTimeout.Set(c.txnTimeout.Seconds())
 
+	// The kinds this package knows exist from the start at 0, so that the
+	// first error of a kind is an increase Prometheus can see (increase()
+	// ignores a series' first sample). Row error kinds appear when they
+	// first happen.
+	for _, kind := range []string{"commit", "kafka", "outbox_update", "checkpoint_behind"} {
+		m.errors.WithLabelValues(kind)
+	}
 	m.kafka = newKafkaMetrics(m)
 	reg.MustRegister(m.eventsRouted, m.bytesRouted, m.transactions, m.commits, m.commitRecords,
 		m.checkpoint, m.buffered, m.reconnects, m.replayed, m.errors, m.deadLetters, m.ddl, m.refusing,
-		lag, age, caughtUp, build)
+		lag, age, caughtUp, build, ready, txnAge, m.txnTimeout)
 	m.kafka.register(reg)
 	return m
 }

@@ -54,6 +54,7 @@ func TestServeMetricsValues(t *testing.T) {
 		{"binlog_router_errors_total", []string{"kind", "commit"}, 1},
 		{"binlog_router_errors_total", []string{"kind", "outbox_update"}, 2},
 		{"binlog_router_errors_total", []string{"kind", "produce"}, 0},
+		{"binlog_router_errors_total", []string{"kind", "checkpoint_behind"}, 0},
 		{"binlog_router_dead_letters_total", []string{"kind", "invalid_payload_json"}, 1},
 		{"binlog_router_ddl_total", nil, 1},
 		{"binlog_router_build_info", []string{"version", "1.2.3"}, 1},
@@ -131,6 +132,7 @@ func TestReadyzFlips(t *testing.T) {
 		if set := m.CheckpointGTIDSet(); set != "" && lines[1] != "checkpoint: "+set {
 			t.Fatalf("%s: /readyz second line %q, want the checkpoint %q", step, lines[1], set)
 		}
+		expectReadyGauge(t, base, step, code == 200)
 	}
 
 	expect("before anything", 503, "not ready: not streaming yet")
@@ -184,9 +186,24 @@ func TestReadyFunc(t *testing.T) {
 	if code != 503 || body != "not ready: standby: another router is active\ncheckpoint: (none yet)\n" {
 		t.Fatalf("standby: /readyz = %d %q", code, body)
 	}
+	expectReadyGauge(t, base, "standby", false)
 	standby.Store(false)
 	if code, body := get(t, base+"/readyz"); code != 200 {
 		t.Fatalf("active: /readyz = %d %q", code, body)
+	}
+	expectReadyGauge(t, base, "active", true)
+}
+
+// expectReadyGauge checks that binlog_router_ready says what /readyz
+// answered.
+func expectReadyGauge(t *testing.T, base, step string, ready bool) {
+	t.Helper()
+	want := 0.0
+	if ready {
+		want = 1
+	}
+	if got := value(t, scrape(t, base), "binlog_router_ready"); got != want {
+		t.Fatalf("%s: binlog_router_ready = %v, want %v", step, got, want)
 	}
 }
 

@@ -8,6 +8,7 @@ type cfg struct {
 	maxTopics  int
 	maxKinds   int
 	version    string
+	txnTimeout time.Duration
 }
 
 func defaultCfg() cfg {
@@ -17,6 +18,7 @@ func defaultCfg() cfg {
 		maxTopics:  DefaultMaxTopics,
 		maxKinds:   DefaultMaxKinds,
 		version:    "dev",
+		txnTimeout: DefaultTransactionTimeout,
 	}
 }
 
@@ -61,6 +63,17 @@ func Version(v string) Opt {
 	return opt(func(c *cfg) {
 		if v != "" {
 			c.version = v
+		}
+	})
+}
+
+// TransactionTimeout is the Kafka transaction timeout the router runs with
+// (--transaction-timeout), in binlog_router_kafka_transaction_timeout_seconds
+// (default DefaultTransactionTimeout).
+func TransactionTimeout(d time.Duration) Opt {
+	return opt(func(c *cfg) {
+		if d > 0 {
+			c.txnTimeout = d
 		}
 	})
 }

@@ -94,8 +94,9 @@ func (m *Metrics) DeadLetter(kind string) {
 }
 
 // Failed counts an error by kind: a row error kind, "commit" (a commit point
-// that failed), "produce" (KafkaHooks count these), "outbox_update",
-// "kafka_group".
+// that failed), "kafka" (a session ended by a Kafka error, resumed from the
+// checkpoint), "checkpoint_behind", "produce" (KafkaHooks count these),
+// "outbox_update", "kafka_group".
 func (m *Metrics) Failed(kind string) {
 	m.errors.WithLabelValues(m.kinds.value(kind)).Inc()
 }

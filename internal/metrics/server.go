@@ -35,7 +35,8 @@ type Server struct {
 //   - /healthz: 200 "ok" while the process serves HTTP.
 //   - /readyz: 200 while ready (if not nil) and m.Ready() pass, else 503;
 //     the first line is "ready" or the reason, the second the checkpoint
-//     GTID set.
+//     GTID set. binlog_router_ready is 1 exactly when /readyz would
+//     answer 200.
 //
 // The caller must call Wait, which returns when the server has stopped.
 func Serve(ctx context.Context, addr string, m *Metrics, ready ReadyFunc) (*Server, error) {
@@ -82,7 +83,10 @@ func (s *Server) Wait() error {
 }
 
 // Handler is the mux Serve uses, for callers that run their own server.
+// ready becomes part of binlog_router_ready too (the last Handler's, if
+// several are made for one Metrics).
 func Handler(m *Metrics, ready ReadyFunc) http.Handler {
+	m.readyCheck.Store(&ready)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(m.reg,
 		promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})))
@@ -91,13 +95,7 @@ func Handler(m *Metrics, ready ReadyFunc) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		var err error
-		if ready != nil {
-			err = ready()
-		}
-		if err == nil {
-			err = m.Ready()
-		}
+		err := m.readiness(ready)
 		status, line := http.StatusOK, "ready"
 		if err != nil {
 			status, line = http.StatusServiceUnavailable, "not ready: "+oneLine(err.Error())

@@ -29,6 +29,10 @@ type state struct {
 	// caughtUp is set by such a heartbeat and cleared by the next
 	// transaction.
 	caughtUp bool
+
+	// txnBegan is when the open Kafka transaction was begun; zero when
+	// none is open.
+	txnBegan time.Time
 }
 
 // lag is how far the checkpoint is behind the source at now.
@@ -123,6 +127,27 @@ func (m *Metrics) Ready() error {
 		return fmt.Errorf("stalled: last %s %s ago, limit %s (%d transactions pending)", what, round(age), window, s.pending)
 	}
 	return nil
+}
+
+// readiness is what /readyz answers: the extra condition ready (if not
+// nil), then Ready.
+func (m *Metrics) readiness(ready ReadyFunc) error {
+	if ready != nil {
+		if err := ready(); err != nil {
+			return err
+		}
+	}
+	return m.Ready()
+}
+
+// handlerReadiness is readiness with the Handler's extra condition, as
+// binlog_router_ready reports it.
+func (m *Metrics) handlerReadiness() error {
+	var ready ReadyFunc
+	if p := m.readyCheck.Load(); p != nil {
+		ready = *p
+	}
+	return m.readiness(ready)
 }
 
 // CheckpointGTIDSet is the GTID set of the last commit point ("" before

@@ -23,6 +23,10 @@ type Metrics interface {
 	Failed(kind string)
 	// Buffered reports franz-go's buffered record count.
 	Buffered(records int64)
+	// KafkaTransaction reports when the open Kafka transaction was begun
+	// (exactly-once), by the local clock, or the zero time once none is
+	// open. It is called when that changes, not per record.
+	KafkaTransaction(began time.Time)
 }
 
 type nopMetrics struct{}
@@ -35,3 +39,4 @@ func (nopMetrics) RowError(string)                  {}
 func (nopMetrics) DeadLetter(string)                {}
 func (nopMetrics) Failed(string)                    {}
 func (nopMetrics) Buffered(int64)                   {}
+func (nopMetrics) KafkaTransaction(time.Time)       {}

@@ -148,10 +148,11 @@ func (r *Relay) Run(ctx context.Context) error {
 // stream until ctx ends or an error.
 func (r *Relay) runActive(ctx context.Context) error {
 	r.reset()
-	out, err := r.cluster.newSink()
+	sink, err := r.cluster.newSink()
 	if err != nil {
 		return err
 	}
+	out := reportTransactions(sink, r.cfg.Delivery == ExactlyOnce, r.cfg.Metrics)
 	r.out = out
 	defer func() {
 		// Nothing is waited for here: a stop waits in finish.

@@ -98,6 +98,7 @@ var layers = map[string]int{
 	"cmd/binlog-router":   7,
 	"outbox":              1, // above internal/schema only
 	"inbox":               0,
+	"deploy":              0, // the alerting rules and dashboard, embedded
 }
 
 func TestImportsGoDown(t *testing.T) {
