@@ -35,7 +35,7 @@ debezium-jars: ## fetch Kafka Connect's runtime and Debezium's MariaDB connector
 
 test-apache: kafka-jars ## the Kafka-side suites again on a private Apache Kafka (needs java and mvn)
 	BINLOG_ROUTER_TEST_BROKER=apache BINLOG_ROUTER_KAFKA_VERSION=$(KAFKA_VERSION) \
-		$(GO) test -race -count=1 -timeout 40m -p 1 -run '$(APACHE_TESTS)|^TestApacheKafka' ./internal/devenv/ ./test/
+		$(GO) test -race -count=1 -timeout 40m -p 1 -run '$(APACHE_TESTS)|^TestApacheKafka' ./internal/devenv/ ./inbox/ ./test/
 
 test-debezium: kafka-jars debezium-jars ## Debezium side by side: the same rows through Debezium and the router, and the cut-over (private Apache Kafka, Kafka Connect, needs java and mvn)
 	BINLOG_ROUTER_TEST_BROKER=apache BINLOG_ROUTER_KAFKA_VERSION=$(KAFKA_VERSION) \

@@ -87,7 +87,8 @@
 //   - POSTGRES_BIN_DIR: where initdb and postgres are (else the newest
 //     /usr/lib/postgresql/*/bin).
 //   - BINLOG_ROUTER_TEST_BROKER: "apache" makes the Apache Kafka tests of
-//     this package run (they start JVMs); the suites in test/ read it too.
+//     this package run (they start JVMs); the suites in test/ and inbox/
+//     read it too.
 //   - PATH: searched for mariadbd and mariadb-install-db, then /usr/sbin and
 //     /usr/bin.
 package devenv

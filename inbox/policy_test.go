@@ -1,4 +1,4 @@
-package test
+package inbox_test
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
-	"github.com/binlog-router/binlog-router/internal/devenv"
 )
 
 // TestInboxMissingID: a record without an "id" header is dead-lettered
@@ -24,7 +23,7 @@ func TestInboxMissingID(t *testing.T) {
 	d := inboxMariaDB()
 	db := d.openInbox(t)
 	mustExec(t, db, "CREATE TABLE seen (event_id VARCHAR(255) NOT NULL, payload VARCHAR(64) NOT NULL)")
-	k := devenv.NewKafka(t)
+	k := newKafka(t)
 	topic := unique("inbox.noid")
 	produceToPartitions(t, k, []*kgo.Record{
 		{Topic: topic, Partition: 1, Key: []byte("k"), Value: []byte("with-id"), Headers: []kgo.RecordHeader{{Key: "id", Value: []byte("ev-1")}}},
@@ -57,7 +56,7 @@ func TestInboxMissingID(t *testing.T) {
 	if st.Processed != 1 || st.DeadLetters != 2 || st.Retries != 0 || len(handled) != 1 || handled[0] != "ev-1" {
 		t.Errorf("reject: stats %+v, handler saw %v; want ev-1 applied and two dead letters without a handler call", st, handled)
 	}
-	dls := newConsumer(t, k.Brokers, exactTopic(reject+".dead-letter")).read(2, 30*time.Second)
+	dls := readRecords(t, k.Brokers, reject+".dead-letter", 2, 30*time.Second)
 	for _, r := range dls {
 		if !strings.Contains(recordHeader(r, inbox.HeaderError), `no "id" header`) || recordHeader(r, inbox.HeaderAttempts) != "0" ||
 			recordHeader(r, inbox.HeaderOriginalPartition) != "1" || (string(r.Value) != "no-id" && string(r.Value) != "empty-id") {
@@ -95,7 +94,7 @@ func TestInboxStopPolicy(t *testing.T) {
 	defer cancel()
 	db := d.openInbox(t)
 	mustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL)")
-	k := devenv.NewKafka(t)
+	k := newKafka(t)
 	topic, name := unique("inbox.stop"), unique("stopper")
 	rec := func(p int32, id string) *kgo.Record {
 		return &kgo.Record{Topic: topic, Partition: p, Key: []byte(id), Headers: []kgo.RecordHeader{{Key: "id", Value: []byte(id)}}}
@@ -192,7 +191,7 @@ func TestInboxDeadLetterTopic(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	db := d.openInbox(t)
-	k := devenv.NewKafka(t)
+	k := newKafka(t)
 	topic := unique("inbox.dlt")
 	produceRecords(t, k.Brokers, []*kgo.Record{{Topic: topic, Key: []byte("k"), Headers: []kgo.RecordHeader{{Key: "id", Value: []byte("ev-1")}}}})
 	adm := newAdmin(t, k.Brokers)

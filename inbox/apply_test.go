@@ -1,98 +1,18 @@
-package test
+package inbox_test
 
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
-	"github.com/binlog-router/binlog-router/internal/devenv"
 )
-
-// inboxDB is one database the inbox tests run against.
-type inboxDB struct {
-	name    string
-	dialect inbox.Dialect
-	open    func(t *testing.T) *sql.DB
-	ph      func(n int) string // placeholder n (1-based)
-}
-
-// openInbox opens a new database of d with the inbox table in it.
-func (d inboxDB) openInbox(t *testing.T) *sql.DB {
-	t.Helper()
-	db := d.open(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
-
-func inboxDatabases() []inboxDB {
-	return []inboxDB{inboxMariaDB(), inboxPostgres()}
-}
-
-func inboxMariaDB() inboxDB {
-	return inboxDB{"mariadb", inbox.MySQL, func(t *testing.T) *sql.DB {
-		return devenv.CreateDatabase(t, devenv.NewMariaDB(t, devenv.MariaDBConfig{}), "shop")
-	}, func(int) string { return "?" }}
-}
-
-func inboxPostgres() inboxDB {
-	return inboxDB{"postgresql", inbox.PostgreSQL, func(t *testing.T) *sql.DB {
-		return devenv.CreatePostgresDatabase(t, devenv.NewPostgres(t), "shop")
-	}, func(n int) string { return fmt.Sprintf("$%d", n) }}
-}
-
-// unique names a topic, group or consumer for one test: the Apache Kafka
-// pass shares one broker between all tests.
-func unique(base string) string { return base + "-" + uuid.NewString()[:8] }
-
-// runningInbox is a Consumer whose Run runs in a goroutine.
-type runningInbox struct {
-	*inbox.Consumer
-	cancel context.CancelFunc
-	done   chan error
-}
-
-// startInbox creates a consumer from cfg and runs it until stop (or the
-// test's cleanup).
-func startInbox(t *testing.T, cfg inbox.Config) *runningInbox {
-	t.Helper()
-	c, err := inbox.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &runningInbox{Consumer: c, cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- c.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-r.done })
-	return r
-}
-
-// stop ends Run and returns its error.
-func (r *runningInbox) stop(t *testing.T) error {
-	t.Helper()
-	r.cancel()
-	select {
-	case err := <-r.done:
-		r.done <- err // for the cleanup
-		return err
-	case <-time.After(60 * time.Second):
-		t.Fatal("inbox consumer did not stop within 60s")
-		return nil
-	}
-}
 
 // TestInboxAppliesOnceAndDeadLetters: duplicates on purpose (a duplicated
 // record, a redelivery from offset zero), a unique-key violation in the
@@ -107,7 +27,7 @@ func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
 			defer cancel()
 			db := d.openInbox(t)
 			mustExec(t, db, "CREATE TABLE payments (event_id VARCHAR(64) NOT NULL PRIMARY KEY, ref VARCHAR(64) NOT NULL UNIQUE, amount INT NOT NULL)")
-			k := devenv.NewKafka(t)
+			k := newKafka(t)
 			topic, name := unique("inbox.PaymentMade"), unique("payments")
 
 			const n = 20
@@ -153,7 +73,7 @@ func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
 				t.Errorf("committed offsets of group %s sum to %d, want %d (every record)", name, got, n+3)
 			}
 
-			dls := newConsumer(t, k.Brokers, exactTopic(name+".dead-letter")).read(2, 30*time.Second)
+			dls := readRecords(t, k.Brokers, name+".dead-letter", 2, 30*time.Second)
 			partitionOf := map[string]int32{}
 			for _, r := range recordsOf(t, k.Brokers, topic, n+3) {
 				partitionOf[recordHeader(r, "id")] = r.Partition
@@ -218,78 +138,4 @@ func checkPayments(t *testing.T, db *sql.DB, n int) {
 	if count != n || distinct != n {
 		t.Errorf("payments: %d rows, %d distinct, want %d", count, distinct, n)
 	}
-}
-
-func mustExec(t *testing.T, db *sql.DB, q string) {
-	t.Helper()
-	if _, err := db.Exec(q); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-}
-
-// produceRecords produces recs, asking the brokers to create their topics
-// (with the brokers' default partition count: three on kfake and on the
-// test's Apache Kafka).
-func produceRecords(t *testing.T, brokers []string, recs []*kgo.Record, opts ...kgo.Opt) {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.AllowAutoTopicCreation()}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// recordsOf reads exactly n records of topic and checks that no more come.
-func recordsOf(t *testing.T, brokers []string, topic string, n int) []*kgo.Record {
-	t.Helper()
-	recs := newConsumer(t, brokers, exactTopic(topic)).read(n, 30*time.Second)
-	if len(recs) != n {
-		t.Fatalf("%s holds %d records, want %d", topic, len(recs), n)
-	}
-	return recs
-}
-
-// produceToPartitions produces recs to the partitions they name, creating
-// the topic with three partitions if needed.
-func produceToPartitions(t *testing.T, k *devenv.Kafka, recs []*kgo.Record) {
-	t.Helper()
-	produceRecords(t, k.Brokers, recs, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-}
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
-// committedTotal sums group's committed offsets on topic (partitions start
-// at offset 0, so without transactions it is the number of records
-// consumed).
-func committedTotal(t *testing.T, brokers []string, group, topic string) int64 {
-	t.Helper()
-	var total int64
-	for _, o := range committedOffsets(t, brokers, group, topic) {
-		total += o
-	}
-	return total
-}
-
-// committedOffsets are group's committed offsets on topic by partition.
-func committedOffsets(t *testing.T, brokers []string, group, topic string) map[int32]int64 {
-	t.Helper()
-	adm := newAdmin(t, brokers)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	offs, err := adm.FetchOffsets(ctx, group)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[int32]int64{}
-	offs.Each(func(o kadm.OffsetResponse) {
-		if o.Topic == topic {
-			out[o.Partition] = o.At
-		}
-	})
-	return out
 }

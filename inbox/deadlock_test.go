@@ -1,4 +1,4 @@
-package test
+package inbox_test
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
-	"github.com/binlog-router/binlog-router/internal/devenv"
 )
 
 // TestInboxHandlerDeadlockRetried makes two handlers, on two partitions,
@@ -30,7 +29,7 @@ func TestInboxHandlerDeadlockRetried(t *testing.T) {
 			db := d.openInbox(t)
 			mustExec(t, db, "CREATE TABLE accounts (id INT NOT NULL PRIMARY KEY, balance INT NOT NULL)")
 			mustExec(t, db, "INSERT INTO accounts VALUES (1, 0), (2, 0)")
-			k := devenv.NewKafka(t)
+			k := newKafka(t)
 			topic := unique("inbox.deadlock")
 			produceToPartitions(t, k, []*kgo.Record{
 				{Topic: topic, Partition: 0, Key: []byte("a"), Headers: []kgo.RecordHeader{{Key: "id", Value: []byte("first-1")}}},

@@ -1,4 +1,4 @@
-package test
+package inbox_test
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
-	"github.com/binlog-router/binlog-router/internal/devenv"
 )
 
 // TestInboxGroupHandoff: while records keep coming, a second consumer
@@ -28,7 +27,7 @@ func TestInboxGroupHandoff(t *testing.T) {
 			defer cancel()
 			db := d.openInbox(t)
 			mustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL, member VARCHAR(8) NOT NULL)")
-			k := devenv.NewKafka(t)
+			k := newKafka(t)
 			topic, name := unique("inbox.handoff"), unique("handoff")
 			produceRecords(t, k.Brokers, []*kgo.Record{{Topic: topic, Key: []byte("k"), Headers: []kgo.RecordHeader{{Key: "id", Value: []byte("ev-first")}}}})
 

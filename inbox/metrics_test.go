@@ -1,4 +1,4 @@
-package test
+package inbox_test
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
-	"github.com/binlog-router/binlog-router/internal/devenv"
 )
 
 // TestInboxMetrics reads the consumer's metrics through a Prometheus
@@ -27,7 +26,7 @@ func TestInboxMetrics(t *testing.T) {
 	d := inboxMariaDB()
 	db := d.openInbox(t)
 	mustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL)")
-	k := devenv.NewKafka(t)
+	k := newKafka(t)
 	topic, name := unique("inbox.metrics"), unique("metered")
 
 	// Three transactions: partition 0 gets ev-0..ev-5 and a copy of ev-2,

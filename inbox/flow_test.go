@@ -1,4 +1,4 @@
-package test
+package inbox_test
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
-	"github.com/binlog-router/binlog-router/internal/devenv"
 )
 
 // TestInboxPoisonDoesNotBlockOtherPartitions: a record that keeps failing
@@ -25,7 +24,7 @@ func TestInboxPoisonDoesNotBlockOtherPartitions(t *testing.T) {
 	d := inboxMariaDB()
 	db := d.openInbox(t)
 	mustExec(t, db, "CREATE TABLE effects (seq BIGINT AUTO_INCREMENT PRIMARY KEY, event_id VARCHAR(64) NOT NULL, part INT NOT NULL)")
-	k := devenv.NewKafka(t)
+	k := newKafka(t)
 	topic := unique("inbox.poison")
 	rec := func(p int32, id string) *kgo.Record {
 		return &kgo.Record{Topic: topic, Partition: p, Key: []byte(id), Headers: []kgo.RecordHeader{{Key: "id", Value: []byte(id)}}}
