@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
+	"github.com/binlog-router/binlog-router/internal/inboxtest"
 )
 
 // TestInboxAppliesOnceAndDeadLetters: duplicates on purpose (a duplicated
@@ -21,12 +22,12 @@ import (
 // offset, attempts, error and consumer in its headers), on both databases;
 // then Pruner deletes the rows, without a consumer.
 func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
-	for _, d := range inboxDatabases() {
-		t.Run(d.name, func(t *testing.T) {
+	for _, d := range inboxtest.Databases() {
+		t.Run(d.Name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			db := d.openInbox(t)
-			mustExec(t, db, "CREATE TABLE payments (event_id VARCHAR(64) NOT NULL PRIMARY KEY, ref VARCHAR(64) NOT NULL UNIQUE, amount INT NOT NULL)")
+			db := d.OpenInbox(t)
+			inboxtest.MustExec(t, db, "CREATE TABLE payments (event_id VARCHAR(64) NOT NULL PRIMARY KEY, ref VARCHAR(64) NOT NULL UNIQUE, amount INT NOT NULL)")
 			k := newKafka(t)
 			topic, name := unique("inbox.PaymentMade"), unique("payments")
 
@@ -40,25 +41,25 @@ func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
 				paymentRecord(topic, "ev-clash", "ref-07", "PaymentMade"), // unique violation on ref
 				paymentRecord(topic, "ev-poison", "ref-x", "Poison"),      // always fails
 			)
-			produceRecords(t, k.Brokers, recs)
+			inboxtest.ProduceRecords(t, k.Brokers, recs)
 
 			handler := func(ctx context.Context, tx *sql.Tx, ev inbox.Event) error {
 				if ev.Type == "Poison" {
 					return errors.New("poison event")
 				}
 				ref, _ := ev.Header("ref")
-				_, err := tx.ExecContext(ctx, fmt.Sprintf("INSERT INTO payments (event_id, ref, amount) VALUES (%s, %s, %s)", d.ph(1), d.ph(2), d.ph(3)), ev.ID, ref, 1)
+				_, err := tx.ExecContext(ctx, fmt.Sprintf("INSERT INTO payments (event_id, ref, amount) VALUES (%s, %s, %s)", d.PH(1), d.PH(2), d.PH(3)), ev.ID, ref, 1)
 				return err
 			}
 			run := func(group string, wantDone func(inbox.Stats) bool) inbox.Stats {
-				c := startInbox(t, inbox.Config{
+				c := inboxtest.Start(t, inbox.Config{
 					Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: name, Group: group,
-					DB: db, Dialect: d.dialect, Handler: handler,
+					DB: db, Dialect: d.Dialect, Handler: handler,
 					MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
 					CommitInterval: 50 * time.Millisecond,
 				})
 				eventually(t, 60*time.Second, "the consumer to handle every record", func() bool { return wantDone(c.Stats()) })
-				if err := c.stop(t); err != nil {
+				if err := c.Stop(t); err != nil {
 					t.Fatalf("Run: %v", err)
 				}
 				return c.Stats()
@@ -103,16 +104,16 @@ func TestInboxAppliesOnceAndDeadLetters(t *testing.T) {
 			}
 			checkPayments(t, db, n)
 			var rows int
-			if err := db.QueryRow(fmt.Sprintf("SELECT COUNT(*) FROM inbox WHERE consumer_name = %s", d.ph(1)), name).Scan(&rows); err != nil || rows != n {
+			if err := db.QueryRow(fmt.Sprintf("SELECT COUNT(*) FROM inbox WHERE consumer_name = %s", d.PH(1)), name).Scan(&rows); err != nil || rows != n {
 				t.Errorf("inbox rows %d (%v), want %d", rows, err, n)
 			}
 
 			// Prune needs only the database: no consumer joins the group.
-			pr := inbox.Pruner{DB: db, Dialect: d.dialect, ConsumerName: name}
+			pr := inbox.Pruner{DB: db, Dialect: d.Dialect, ConsumerName: name}
 			if kept, err := pr.Prune(ctx, time.Hour, 7); err != nil || kept != 0 {
 				t.Errorf("Prune(1h) deleted %d rows (%v), want 0", kept, err)
 			}
-			if pruned, err := (inbox.Pruner{DB: db, Dialect: d.dialect, ConsumerName: "someone-else"}).Prune(ctx, 0, 7); err != nil || pruned != 0 {
+			if pruned, err := (inbox.Pruner{DB: db, Dialect: d.Dialect, ConsumerName: "someone-else"}).Prune(ctx, 0, 7); err != nil || pruned != 0 {
 				t.Errorf("Prune of another consumer deleted %d rows (%v), want 0", pruned, err)
 			}
 			if pruned, err := pr.Prune(ctx, 0, 7); err != nil || pruned != n {

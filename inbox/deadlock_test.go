@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
+	"github.com/binlog-router/binlog-router/internal/inboxtest"
 )
 
 // TestInboxHandlerDeadlockRetried makes two handlers, on two partitions,
@@ -24,11 +25,11 @@ import (
 // handled independently, so both handlers hold their first row together
 // however the records were fetched: the deadlock forms every run.
 func TestInboxHandlerDeadlockRetried(t *testing.T) {
-	for _, d := range inboxDatabases() {
-		t.Run(d.name, func(t *testing.T) {
-			db := d.openInbox(t)
-			mustExec(t, db, "CREATE TABLE accounts (id INT NOT NULL PRIMARY KEY, balance INT NOT NULL)")
-			mustExec(t, db, "INSERT INTO accounts VALUES (1, 0), (2, 0)")
+	for _, d := range inboxtest.Databases() {
+		t.Run(d.Name, func(t *testing.T) {
+			db := d.OpenInbox(t)
+			inboxtest.MustExec(t, db, "CREATE TABLE accounts (id INT NOT NULL PRIMARY KEY, balance INT NOT NULL)")
+			inboxtest.MustExec(t, db, "INSERT INTO accounts VALUES (1, 0), (2, 0)")
 			k := newKafka(t)
 			topic := unique("inbox.deadlock")
 			produceToPartitions(t, k, []*kgo.Record{
@@ -45,7 +46,7 @@ func TestInboxHandlerDeadlockRetried(t *testing.T) {
 				if ev.ID == "first-2" {
 					first, second = 2, 1
 				}
-				upd := fmt.Sprintf("UPDATE accounts SET balance = balance + 1 WHERE id = %s", d.ph(1))
+				upd := fmt.Sprintf("UPDATE accounts SET balance = balance + 1 WHERE id = %s", d.PH(1))
 				if _, err := tx.ExecContext(ctx, upd, first); err != nil {
 					return err
 				}
@@ -65,13 +66,13 @@ func TestInboxHandlerDeadlockRetried(t *testing.T) {
 				}
 				return err
 			}
-			c := startInbox(t, inbox.Config{
+			c := inboxtest.Start(t, inbox.Config{
 				Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: unique("transfers"),
-				DB: db, Dialect: d.dialect, Handler: handler, Workers: 2,
+				DB: db, Dialect: d.Dialect, Handler: handler, Workers: 2,
 				MaxAttempts: 5, InitialBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
 			})
 			eventually(t, 60*time.Second, "both events applied", func() bool { return c.Stats().Processed == 2 })
-			if err := c.stop(t); err != nil {
+			if err := c.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 			st := c.Stats()

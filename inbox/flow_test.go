@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
+	"github.com/binlog-router/binlog-router/internal/inboxtest"
 )
 
 // TestInboxPoisonDoesNotBlockOtherPartitions: a record that keeps failing
@@ -21,9 +22,9 @@ import (
 // record is applied before it. Once the record succeeds, the rest of
 // partition 0 follows.
 func TestInboxPoisonDoesNotBlockOtherPartitions(t *testing.T) {
-	d := inboxMariaDB()
-	db := d.openInbox(t)
-	mustExec(t, db, "CREATE TABLE effects (seq BIGINT AUTO_INCREMENT PRIMARY KEY, event_id VARCHAR(64) NOT NULL, part INT NOT NULL)")
+	d := inboxtest.MariaDB()
+	db := d.OpenInbox(t)
+	inboxtest.MustExec(t, db, "CREATE TABLE effects (seq BIGINT AUTO_INCREMENT PRIMARY KEY, event_id VARCHAR(64) NOT NULL, part INT NOT NULL)")
 	k := newKafka(t)
 	topic := unique("inbox.poison")
 	rec := func(p int32, id string) *kgo.Record {
@@ -47,9 +48,9 @@ func TestInboxPoisonDoesNotBlockOtherPartitions(t *testing.T) {
 		_, err := tx.ExecContext(ctx, "INSERT INTO effects (event_id, part) VALUES (?, ?)", ev.ID, ev.Partition)
 		return err
 	}
-	c := startInbox(t, inbox.Config{
+	c := inboxtest.Start(t, inbox.Config{
 		Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: unique("poisoned"),
-		DB: db, Dialect: d.dialect, Handler: handler, Workers: 1,
+		DB: db, Dialect: d.Dialect, Handler: handler, Workers: 1,
 		MaxAttempts: 1000, InitialBackoff: 200 * time.Millisecond, MaxBackoff: 400 * time.Millisecond,
 		// Small polls and backlogs: partition 0 is paused while it retries,
 		// partition 1 is paused and resumed as its backlog fills and drains.
@@ -106,7 +107,7 @@ func TestInboxPoisonDoesNotBlockOtherPartitions(t *testing.T) {
 			break
 		}
 	}
-	if err := c.stop(t); err != nil {
+	if err := c.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 	if st := c.Stats(); st.Processed != p1+7 || st.Duplicates != 0 || st.DeadLetters != 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
+	"github.com/binlog-router/binlog-router/internal/inboxtest"
 )
 
 // TestInboxGroupHandoff: while records keep coming, a second consumer
@@ -21,15 +22,15 @@ import (
 // redeliver nothing: no duplicate at all, and every event's side effect
 // exactly once, on both databases.
 func TestInboxGroupHandoff(t *testing.T) {
-	for _, d := range inboxDatabases() {
-		t.Run(d.name, func(t *testing.T) {
+	for _, d := range inboxtest.Databases() {
+		t.Run(d.Name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			db := d.openInbox(t)
-			mustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL, member VARCHAR(8) NOT NULL)")
+			db := d.OpenInbox(t)
+			inboxtest.MustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL, member VARCHAR(8) NOT NULL)")
 			k := newKafka(t)
 			topic, name := unique("inbox.handoff"), unique("handoff")
-			produceRecords(t, k.Brokers, []*kgo.Record{{Topic: topic, Key: []byte("k"), Headers: []kgo.RecordHeader{{Key: "id", Value: []byte("ev-first")}}}})
+			inboxtest.ProduceRecords(t, k.Brokers, []*kgo.Record{{Topic: topic, Key: []byte("k"), Headers: []kgo.RecordHeader{{Key: "id", Value: []byte("ev-first")}}}})
 
 			// The producer keeps writing batches until stopped.
 			var produced atomic.Int64
@@ -64,15 +65,15 @@ func TestInboxGroupHandoff(t *testing.T) {
 			}()
 
 			type member struct {
-				*runningInbox
+				*inboxtest.Running
 				assigned, revoked atomic.Int64 // partitions
 			}
 			start := func(label string) *member {
 				m := &member{}
-				ins := fmt.Sprintf("INSERT INTO effects (event_id, member) VALUES (%s, %s)", d.ph(1), d.ph(2))
-				m.runningInbox = startInbox(t, inbox.Config{
+				ins := fmt.Sprintf("INSERT INTO effects (event_id, member) VALUES (%s, %s)", d.PH(1), d.PH(2))
+				m.Running = inboxtest.Start(t, inbox.Config{
 					Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: name,
-					DB: db, Dialect: d.dialect, CommitInterval: 200 * time.Millisecond,
+					DB: db, Dialect: d.Dialect, CommitInterval: 200 * time.Millisecond,
 					Handler: func(ctx context.Context, tx *sql.Tx, ev inbox.Event) error {
 						if _, err := tx.ExecContext(ctx, ins, ev.ID, label); err != nil {
 							return err
@@ -98,7 +99,7 @@ func TestInboxGroupHandoff(t *testing.T) {
 				return a.revoked.Load() > 0 && b.assigned.Load() > 0 && b.Stats().Processed >= 50
 			})
 			t.Logf("b joined: a revoked %d partitions, b assigned %d; a %+v, b %+v", a.revoked.Load(), b.assigned.Load(), a.Stats(), b.Stats())
-			if err := a.stop(t); err != nil {
+			if err := a.Stop(t); err != nil {
 				t.Fatalf("a: %v", err)
 			}
 			bBefore := b.Stats().Processed
@@ -115,7 +116,7 @@ func TestInboxGroupHandoff(t *testing.T) {
 				return rows, distinct
 			}
 			eventually(t, 120*time.Second, "every event applied", func() bool { _, d := effects(); return d >= n })
-			if err := b.stop(t); err != nil {
+			if err := b.Stop(t); err != nil {
 				t.Fatalf("b: %v", err)
 			}
 			rows, distinct := effects()

@@ -2,19 +2,16 @@ package inbox_test
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/binlog-router/binlog-router/inbox"
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/internal/inboxtest"
 )
 
 // brokerEnv selects the Kafka the consumer tests run on: "kfake" (the
@@ -67,81 +64,8 @@ func newKafka(t *testing.T) *devenv.Kafka {
 	return &devenv.Kafka{Brokers: sharedApache.node.Brokers()}
 }
 
-// inboxDB is one database the consumer tests run against.
-type inboxDB struct {
-	name    string
-	dialect inbox.Dialect
-	open    func(t *testing.T) *sql.DB
-	ph      func(n int) string // placeholder n (1-based)
-}
-
-// openInbox opens a new database of d with the inbox table in it.
-func (d inboxDB) openInbox(t *testing.T) *sql.DB {
-	t.Helper()
-	db := d.open(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := inbox.CreateTable(ctx, db, d.dialect, ""); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
-
-func inboxDatabases() []inboxDB {
-	return []inboxDB{inboxMariaDB(), inboxPostgres()}
-}
-
-func inboxMariaDB() inboxDB {
-	return inboxDB{"mariadb", inbox.MySQL, func(t *testing.T) *sql.DB {
-		return devenv.CreateDatabase(t, devenv.NewMariaDB(t, devenv.MariaDBConfig{}), "shop")
-	}, func(int) string { return "?" }}
-}
-
-func inboxPostgres() inboxDB {
-	return inboxDB{"postgresql", inbox.PostgreSQL, func(t *testing.T) *sql.DB {
-		return devenv.CreatePostgresDatabase(t, devenv.NewPostgres(t), "shop")
-	}, func(n int) string { return fmt.Sprintf("$%d", n) }}
-}
-
-// unique names a topic, group or consumer for one test: the Apache Kafka
-// pass shares one broker between all tests.
-func unique(base string) string { return base + "-" + uuid.NewString()[:8] }
-
-// runningInbox is a Consumer whose Run runs in a goroutine.
-type runningInbox struct {
-	*inbox.Consumer
-	cancel context.CancelFunc
-	done   chan error
-}
-
-// startInbox creates a consumer from cfg and runs it until stop (or the
-// test's cleanup).
-func startInbox(t *testing.T, cfg inbox.Config) *runningInbox {
-	t.Helper()
-	c, err := inbox.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &runningInbox{Consumer: c, cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- c.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-r.done })
-	return r
-}
-
-// stop ends Run and returns its error.
-func (r *runningInbox) stop(t *testing.T) error {
-	t.Helper()
-	r.cancel()
-	select {
-	case err := <-r.done:
-		r.done <- err // for the cleanup
-		return err
-	case <-time.After(60 * time.Second):
-		t.Fatal("inbox consumer did not stop within 60s")
-		return nil
-	}
-}
+// unique names a topic, group or consumer for one test.
+var unique = inboxtest.Unique
 
 // eventually polls cond every 20 ms until it holds or timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
@@ -155,35 +79,11 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 	}
 }
 
-func mustExec(t *testing.T, db *sql.DB, q string) {
-	t.Helper()
-	if _, err := db.Exec(q); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-}
-
-// produceRecords produces recs, asking the brokers to create their topics
-// (with the brokers' default partition count: three on kfake and on the
-// test's Apache Kafka).
-func produceRecords(t *testing.T, brokers []string, recs []*kgo.Record, opts ...kgo.Opt) {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.AllowAutoTopicCreation()}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // produceToPartitions produces recs to the partitions they name, creating
 // the topic with three partitions if needed.
 func produceToPartitions(t *testing.T, k *devenv.Kafka, recs []*kgo.Record) {
 	t.Helper()
-	produceRecords(t, k.Brokers, recs, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	inboxtest.ProduceRecords(t, k.Brokers, recs, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 }
 
 // readRecords reads topic from its start, read_committed, until n records

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
+	"github.com/binlog-router/binlog-router/internal/inboxtest"
 )
 
 // TestInboxMetrics reads the consumer's metrics through a Prometheus
@@ -23,9 +24,9 @@ import (
 // series are deleted when the partitions are given up. A second consumer
 // of the same name registers on the same registry.
 func TestInboxMetrics(t *testing.T) {
-	d := inboxMariaDB()
-	db := d.openInbox(t)
-	mustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL)")
+	d := inboxtest.MariaDB()
+	db := d.OpenInbox(t)
+	inboxtest.MustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL)")
 	k := newKafka(t)
 	topic, name := unique("inbox.metrics"), unique("metered")
 
@@ -58,11 +59,11 @@ func TestInboxMetrics(t *testing.T) {
 	}
 	cfg := inbox.Config{
 		Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: name,
-		DB: db, Dialect: d.dialect, Handler: handler, Registerer: reg,
+		DB: db, Dialect: d.Dialect, Handler: handler, Registerer: reg,
 		MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
 		CommitInterval: 50 * time.Millisecond,
 	}
-	c := startInbox(t, cfg)
+	c := inboxtest.Start(t, cfg)
 	// The handler holds the first record of each partition: the lag is the
 	// whole partition.
 	eventually(t, 60*time.Second, "lag reported for both partitions", func() bool {
@@ -87,13 +88,13 @@ func TestInboxMetrics(t *testing.T) {
 	// A second consumer of the same name on the same registry.
 	other := cfg
 	other.Group = unique("metered-other")
-	c2 := startInbox(t, other)
+	c2 := inboxtest.Start(t, other)
 	eventually(t, 60*time.Second, "the second consumer sees every record as a duplicate or dead letter", func() bool {
 		s := c2.Stats()
 		return s.Duplicates == 11 && s.DeadLetters == 1
 	})
-	for _, r := range []*runningInbox{c, c2} {
-		if err := r.stop(t); err != nil {
+	for _, r := range []*inboxtest.Running{c, c2} {
+		if err := r.Stop(t); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
+	"github.com/binlog-router/binlog-router/internal/inboxtest"
 )
 
 // TestInboxMissingID: a record without an "id" header is dead-lettered
@@ -20,9 +21,9 @@ import (
 // handled under the id "topic/partition/offset" under MissingIDDerive, so
 // that a redelivery of that record is a duplicate.
 func TestInboxMissingID(t *testing.T) {
-	d := inboxMariaDB()
-	db := d.openInbox(t)
-	mustExec(t, db, "CREATE TABLE seen (event_id VARCHAR(255) NOT NULL, payload VARCHAR(64) NOT NULL)")
+	d := inboxtest.MariaDB()
+	db := d.OpenInbox(t)
+	inboxtest.MustExec(t, db, "CREATE TABLE seen (event_id VARCHAR(255) NOT NULL, payload VARCHAR(64) NOT NULL)")
 	k := newKafka(t)
 	topic := unique("inbox.noid")
 	produceToPartitions(t, k, []*kgo.Record{
@@ -40,12 +41,12 @@ func TestInboxMissingID(t *testing.T) {
 		return err
 	}
 	run := func(name, group string, policy inbox.MissingIDPolicy, done func(inbox.Stats) bool) inbox.Stats {
-		c := startInbox(t, inbox.Config{
+		c := inboxtest.Start(t, inbox.Config{
 			Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: name, Group: group,
-			DB: db, Dialect: d.dialect, Handler: handler, MissingID: policy, CommitInterval: 50 * time.Millisecond,
+			DB: db, Dialect: d.Dialect, Handler: handler, MissingID: policy, CommitInterval: 50 * time.Millisecond,
 		})
 		eventually(t, 60*time.Second, "every record handled", func() bool { return done(c.Stats()) })
-		if err := c.stop(t); err != nil {
+		if err := c.Stop(t); err != nil {
 			t.Fatal(err)
 		}
 		return c.Stats()
@@ -89,11 +90,11 @@ func TestInboxMissingID(t *testing.T) {
 // starts with it; records before it and other partitions' records are
 // committed.
 func TestInboxStopPolicy(t *testing.T) {
-	d := inboxMariaDB()
+	d := inboxtest.MariaDB()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	db := d.openInbox(t)
-	mustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL)")
+	db := d.OpenInbox(t)
+	inboxtest.MustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL)")
 	k := newKafka(t)
 	topic, name := unique("inbox.stop"), unique("stopper")
 	rec := func(p int32, id string) *kgo.Record {
@@ -118,7 +119,7 @@ func TestInboxStopPolicy(t *testing.T) {
 	}
 	cfg := inbox.Config{
 		Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: name,
-		DB: db, Dialect: d.dialect, Handler: handler, OnFailure: inbox.Stop,
+		DB: db, Dialect: d.Dialect, Handler: handler, OnFailure: inbox.Stop,
 		MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
 	}
 	c, err := inbox.New(cfg)
@@ -164,9 +165,9 @@ func TestInboxStopPolicy(t *testing.T) {
 		}
 	}
 	cfg.OnFailure = inbox.DeadLetter
-	r := startInbox(t, cfg)
+	r := inboxtest.Start(t, cfg)
 	eventually(t, 60*time.Second, "the rest applied", func() bool { return r.Stats().Processed >= 2+int64(2-bDone) })
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 	if firstID != "bad" {
@@ -187,13 +188,13 @@ func TestInboxStopPolicy(t *testing.T) {
 // can neither find nor create ends Run at once with an error naming it;
 // under Stop no dead-letter topic is made.
 func TestInboxDeadLetterTopic(t *testing.T) {
-	d := inboxMariaDB()
+	d := inboxtest.MariaDB()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	db := d.openInbox(t)
+	db := d.OpenInbox(t)
 	k := newKafka(t)
 	topic := unique("inbox.dlt")
-	produceRecords(t, k.Brokers, []*kgo.Record{{Topic: topic, Key: []byte("k"), Headers: []kgo.RecordHeader{{Key: "id", Value: []byte("ev-1")}}}})
+	inboxtest.ProduceRecords(t, k.Brokers, []*kgo.Record{{Topic: topic, Key: []byte("k"), Headers: []kgo.RecordHeader{{Key: "id", Value: []byte("ev-1")}}}})
 	adm := newAdmin(t, k.Brokers)
 	exists := func(name string) bool {
 		td, err := adm.ListTopics(ctx, name)
@@ -204,24 +205,24 @@ func TestInboxDeadLetterTopic(t *testing.T) {
 	}
 	cfg := func(name string, policy inbox.FailurePolicy) inbox.Config {
 		return inbox.Config{
-			Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: name, DB: db, Dialect: d.dialect, OnFailure: policy,
+			Brokers: k.Brokers, Topics: []string{topic}, ConsumerName: name, DB: db, Dialect: d.Dialect, OnFailure: policy,
 			Handler: func(context.Context, *sql.Tx, inbox.Event) error { return nil },
 		}
 	}
 
 	made := unique("dlt-made")
-	r := startInbox(t, cfg(made, inbox.DeadLetter))
+	r := inboxtest.Start(t, cfg(made, inbox.DeadLetter))
 	eventually(t, 60*time.Second, "the dead-letter topic created and the record applied", func() bool {
 		return exists(made+".dead-letter") && r.Stats().Processed == 1
 	})
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 
 	stop := unique("dlt-stop")
-	r = startInbox(t, cfg(stop, inbox.Stop))
+	r = inboxtest.Start(t, cfg(stop, inbox.Stop))
 	eventually(t, 60*time.Second, "the record applied", func() bool { return r.Stats().Processed == 1 })
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 	if exists(stop + ".dead-letter") {

@@ -288,7 +288,7 @@ func TestFaultRollingInbox(t *testing.T) {
 	eventually(t, 2*time.Minute, fmt.Sprintf("the inbox consumer applying all %d events", n), func() bool {
 		return c.Stats().Processed >= n
 	})
-	if err := c.stop(t); err != nil {
+	if err := c.Stop(t); err != nil {
 		t.Fatalf("the inbox consumer stopped with: %v", err)
 	}
 	st := c.Stats()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/inbox"
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/internal/inboxtest"
 )
 
 // ledgerInbox is a billing database whose inbox consumer appends each Paid
@@ -27,13 +28,13 @@ func newLedgerInbox(t *testing.T, e *env) *ledgerInbox {
 	if err := inbox.CreateTable(ctx, l.db, inbox.MySQL, ""); err != nil {
 		t.Fatal(err)
 	}
-	mustExec(t, l.db, "CREATE TABLE ledger (event_id CHAR(36) NOT NULL, account VARCHAR(64) NOT NULL, amount INT NOT NULL)")
+	inboxtest.MustExec(t, l.db, "CREATE TABLE ledger (event_id CHAR(36) NOT NULL, account VARCHAR(64) NOT NULL, amount INT NOT NULL)")
 	return l
 }
 
-func (l *ledgerInbox) start(t *testing.T, e *env, group string) *runningInbox {
+func (l *ledgerInbox) start(t *testing.T, e *env, group string) *inboxtest.Running {
 	t.Helper()
-	return startInbox(t, inbox.Config{
+	return inboxtest.Start(t, inbox.Config{
 		Brokers: e.kafka.Brokers, Topics: []string{e.prefix + ".Paid"}, ConsumerName: l.name, Group: group,
 		DB: l.db, Dialect: inbox.MySQL, CommitInterval: 50 * time.Millisecond,
 		Handler: func(ctx context.Context, tx *sql.Tx, ev inbox.Event) error {
@@ -88,7 +89,7 @@ func TestInboxBehindRouter(t *testing.T) {
 	pass := func(group string, done func(inbox.Stats) bool) inbox.Stats {
 		c := l.start(t, e, group)
 		eventually(t, 90*time.Second, "the consumer to handle every event", func() bool { return done(c.Stats()) })
-		if err := c.stop(t); err != nil {
+		if err := c.Stop(t); err != nil {
 			t.Fatal(err)
 		}
 		return c.Stats()
@@ -124,7 +125,7 @@ func TestInboxBehindRouterReplay(t *testing.T) {
 		t.Fatalf("replay exit %d: %s", res.code, res.stderr)
 	}
 	eventually(t, 90*time.Second, "the replayed records skipped", func() bool { return c.Stats().Duplicates >= n })
-	if err := c.stop(t); err != nil {
+	if err := c.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 	st := c.Stats()
@@ -178,7 +179,7 @@ func TestInboxBehindRouterAtLeastOnce(t *testing.T) {
 		s := c.Stats()
 		return s.Processed+s.Duplicates >= total
 	})
-	if err := c.stop(t); err != nil {
+	if err := c.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 	recs := newConsumer(t, e.kafka.Brokers, exactTopic(topic)).read(int(total), 30*time.Second)

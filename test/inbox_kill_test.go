@@ -22,6 +22,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/inbox"
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/internal/inboxtest"
 )
 
 // inboxChild is one run of test/inboxconsumer.
@@ -61,11 +62,11 @@ func TestInboxKillWindows(t *testing.T) {
 	if onApache() {
 		apache = devenv.NewApacheKafka(t, devenv.ApacheKafkaConfig{Props: map[string]string{"group.min.session.timeout.ms": "500"}})
 	}
-	for _, d := range inboxDatabases() {
-		t.Run(d.name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, uint64(d.dialect)))
-			db := d.openInbox(t)
-			mustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL)")
+	for _, d := range inboxtest.Databases() {
+		t.Run(d.Name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, uint64(d.Dialect)))
+			db := d.OpenInbox(t)
+			inboxtest.MustExec(t, db, "CREATE TABLE effects (event_id VARCHAR(64) NOT NULL)")
 			k := apache
 			if k == nil {
 				k = devenv.NewKafka(t, kfake.GroupMinSessionTimeout(500*time.Millisecond))
@@ -77,13 +78,13 @@ func TestInboxKillWindows(t *testing.T) {
 				recs = append(recs, &kgo.Record{Topic: topic, Key: []byte(fmt.Sprintf("agg-%d", i%30)), Value: []byte("{}"),
 					Headers: []kgo.RecordHeader{{Key: "id", Value: []byte(fmt.Sprintf("ev-%03d", i))}}})
 			}
-			produceRecords(t, k.Brokers, recs)
+			inboxtest.ProduceRecords(t, k.Brokers, recs)
 			dsn := inboxChildDSN(t, db, d)
 
 			var children []*inboxChild
 			start := func(args ...string) *inboxChild {
 				c := &inboxChild{done: make(chan struct{})}
-				c.cmd = exec.Command(bin, append([]string{"-dialect", d.dialect.String(), "-dsn", dsn,
+				c.cmd = exec.Command(bin, append([]string{"-dialect", d.Dialect.String(), "-dsn", dsn,
 					"-brokers", strings.Join(k.Brokers, ","), "-topic", topic, "-name", name}, args...)...)
 				c.cmd.Stdout = &c.out
 				c.cmd.Stderr = os.Stderr
@@ -161,7 +162,7 @@ func TestInboxKillWindows(t *testing.T) {
 				}
 			}
 			t.Logf("%s on %s: records %d, kills %v, runs %d, redeliveries skipped as duplicates %d, side effects applied %d (distinct %d)",
-				d.name, brokerName(), n, kills, len(children), duplicates, rows, distinct)
+				d.Name, brokerName(), n, kills, len(children), duplicates, rows, distinct)
 			if rows != n || distinct != n {
 				t.Errorf("side effects: %d rows, %d distinct events, want %d each", rows, distinct, n)
 			}
@@ -175,11 +176,11 @@ func TestInboxKillWindows(t *testing.T) {
 var inboxDSNOnce sync.Mutex
 
 // inboxChildDSN is the DSN of db's server for the child process.
-func inboxChildDSN(t *testing.T, db *sql.DB, d inboxDB) string {
+func inboxChildDSN(t *testing.T, db *sql.DB, d inboxtest.DB) string {
 	t.Helper()
 	inboxDSNOnce.Lock()
 	defer inboxDSNOnce.Unlock()
-	if d.dialect == inbox.MySQL {
+	if d.Dialect == inbox.MySQL {
 		var port int
 		if err := db.QueryRow("SELECT @@port").Scan(&port); err != nil {
 			t.Fatal(err)

@@ -2,10 +2,11 @@ package test
 
 import (
 	"fmt"
-	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -11,9 +11,9 @@ import (
 
 // clientMakers may call kgo.NewClient in non-test files: the router's
 // Kafka room, the inbox consumer library (which stands apart from the
-// router), the test environment, the demo and benchmark programs, and the
-// examples.
-var clientMakers = []string{"internal/kafka", "inbox", "internal/devenv", "test/", "examples/"}
+// router), the test environment and the inbox tests' helpers, the demo and
+// benchmark programs, and the examples.
+var clientMakers = []string{"internal/kafka", "inbox", "internal/devenv", "internal/inboxtest", "test/", "examples/"}
 
 // TestKafkaClientsInOnePackage: every Kafka client of the router is made
 // in internal/kafka (kafka.NewClient, kafka.NewAdmin, or its own types),
