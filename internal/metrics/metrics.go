@@ -51,6 +51,7 @@ type Metrics struct {
 	refusing      *prometheus.GaugeVec // set by a ReplicaWatch
 	txnTimeout    prometheus.Gauge
 	kafka         *kafkaMetrics
+	latency       *latency
 
 	topics *limiter
 	kinds  *limiter
@@ -194,6 +195,8 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 		m.errors.WithLabelValues(kind)
 	}
 	m.kafka = newKafkaMetrics(m)
+	m.latency = newLatency()
+	m.latency.register(reg)
 	reg.MustRegister(m.eventsRouted, m.bytesRouted, m.transactions, m.commits, m.commitRecords,
 		m.checkpoint, m.buffered, m.reconnects, m.replayed, m.errors, m.deadLetters, m.ddl, m.refusing,
 		lag, age, caughtUp, build, ready, txnAge, m.txnTimeout)

@@ -21,7 +21,7 @@ func TestServeMetricsValues(t *testing.T) {
 	m.Routed("orders", 150)
 	m.Routed("users", 50)
 	m.Transactions(3)
-	m.Committed(mysqlSet, clk.now().Add(-4*time.Second), 3)
+	m.Committed(mysqlSet, clk.now().Add(-4*time.Second), 3, time.Time{})
 	m.Buffered(7)
 	m.Reconnect()
 	m.RowError("invalid_payload_json")
@@ -95,16 +95,16 @@ func TestLag(t *testing.T) {
 		want time.Duration
 	}{
 		{"nothing known", func() {}, 0},
-		{"commit 10s behind", func() { m.Transactions(1); m.Committed("0-1-5", clk.now().Add(-10*time.Second), 1) }, 10 * time.Second},
+		{"commit 10s behind", func() { m.Transactions(1); m.Committed("0-1-5", clk.now().Add(-10*time.Second), 1, time.Time{}) }, 10 * time.Second},
 		{"keeps growing while stalled", func() { clk.advance(5 * time.Second) }, 15 * time.Second},
 		{"heartbeat with nothing pending", func() { m.CaughtUp() }, 0},
 		{"stays 0 while idle", func() { clk.advance(time.Minute) }, 0},
 		{"periodic heartbeat", func() { m.CaughtUp() }, 0},
 		{"a transaction ends caught-up: lag since the heartbeat", func() { m.Transactions(1); clk.advance(2 * time.Second) }, 2 * time.Second},
 		{"heartbeat with a transaction pending changes nothing", func() { m.CaughtUp(); clk.advance(time.Second) }, 3 * time.Second},
-		{"commit of a recent transaction", func() { m.Committed("0-1-6", clk.now().Add(-time.Second), 0) }, time.Second},
+		{"commit of a recent transaction", func() { m.Committed("0-1-6", clk.now().Add(-time.Second), 0, time.Time{}) }, time.Second},
 		{"heartbeat after the commit", func() { m.CaughtUp() }, 0},
-		{"source clock ahead of ours", func() { m.Transactions(1); m.Committed("0-1-7", clk.now().Add(time.Hour), 1) }, 0},
+		{"source clock ahead of ours", func() { m.Transactions(1); m.Committed("0-1-7", clk.now().Add(time.Hour), 1, time.Time{}) }, 0},
 	}
 	for _, s := range steps {
 		s.do()
@@ -137,7 +137,7 @@ func TestReadyzFlips(t *testing.T) {
 
 	expect("before anything", 503, "not ready: not streaming yet")
 	m.Transactions(2)
-	m.Committed(mysqlSet, clk.now(), 2)
+	m.Committed(mysqlSet, clk.now(), 2, time.Time{})
 	expect("after a commit", 200, "ready")
 	clk.advance(30 * time.Second)
 	expect("at the limit", 200, "ready")
@@ -146,7 +146,7 @@ func TestReadyzFlips(t *testing.T) {
 	m.Transactions(1)
 	m.CaughtUp()
 	expect("heartbeat with a transaction pending", 503, "not ready: stalled")
-	m.Committed(mysqlSet+",4c2e1a5f-71ca-11e1-9e33-c80aa9429562:1", clk.now(), 0)
+	m.Committed(mysqlSet+",4c2e1a5f-71ca-11e1-9e33-c80aa9429562:1", clk.now(), 0, time.Time{})
 	expect("commit", 200, "ready")
 	clk.advance(20 * time.Second)
 	m.CaughtUp()
@@ -159,7 +159,7 @@ func TestReadyzFlips(t *testing.T) {
 func TestReadyWindowFromIdleCheckpoint(t *testing.T) {
 	clk := newFakeClock()
 	m := New(nil, Clock(clk.now), IdleCheckpoint(20*time.Second)) // 3×20s = 60s
-	m.Committed("0-1-1", clk.now(), 0)
+	m.Committed("0-1-1", clk.now(), 0, time.Time{})
 	clk.advance(59 * time.Second)
 	if err := m.Ready(); err != nil {
 		t.Fatalf("59s after a commit with a 60s window: %v", err)

@@ -41,7 +41,7 @@ func TestProgressLines(t *testing.T) {
 
 	// 100 s behind. The first tick is the baseline.
 	m.Transactions(1)
-	m.Committed(mysqlSet, clk.now().Add(-100*time.Second), 1)
+	m.Committed(mysqlSet, clk.now().Add(-100*time.Second), 1, time.Time{})
 	p.Tick()
 	if got := progressLines(t, &buf); len(got) != 0 {
 		t.Fatalf("baseline tick logged %v", got)
@@ -52,7 +52,7 @@ func TestProgressLines(t *testing.T) {
 	clk.advance(10 * time.Second)
 	route(500)
 	m.Transactions(20)
-	m.Committed(mysqlSet, clk.now().Add(-80*time.Second), 500)
+	m.Committed(mysqlSet, clk.now().Add(-80*time.Second), 500, time.Time{})
 	p.Tick()
 	lines := progressLines(t, &buf)
 	if len(lines) != 1 {
@@ -82,7 +82,7 @@ func TestProgressLines(t *testing.T) {
 
 	// Caught up: one closing line, then silence.
 	clk.advance(10 * time.Second)
-	m.Committed(mysqlSet, clk.now().Add(-time.Second), 0)
+	m.Committed(mysqlSet, clk.now().Add(-time.Second), 0, time.Time{})
 	m.CaughtUp()
 	p.Tick()
 	lines = progressLines(t, &buf)
@@ -101,7 +101,7 @@ func TestProgressQuietBelowMinLag(t *testing.T) {
 	m := New(nil, Clock(clk.now))
 	var buf bytes.Buffer
 	p := NewProgress(m, zerolog.New(&buf), ProgressConfig{MinLag: 30 * time.Second})
-	m.Committed("0-1-1", clk.now().Add(-20*time.Second), 0)
+	m.Committed("0-1-1", clk.now().Add(-20*time.Second), 0, time.Time{})
 	p.Tick()
 	clk.advance(9 * time.Second) // 29 s behind
 	p.Tick()

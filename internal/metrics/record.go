@@ -28,9 +28,10 @@ func (m *Metrics) Routed(topic string, valueBytes int) {
 
 // Committed records a commit point: the checkpoint now covers gtidSet, whose
 // last transaction was committed on the source at sourceTime, and records
-// more records.
-func (m *Metrics) Committed(gtidSet string, sourceTime time.Time, records int) {
+// more records, the first of which was produced at began.
+func (m *Metrics) Committed(gtidSet string, sourceTime time.Time, records int, began time.Time) {
 	now := m.cfg.now()
+	m.latency.observe(now, began, sourceTime, records)
 	m.commits.Inc()
 	m.commitRecords.Add(float64(max(records, 0)))
 

@@ -25,7 +25,7 @@ func (r *Relay) commit(ctx context.Context) (err error) {
 	if err := r.out.Commit(ctx, r.checkpoint()); err != nil {
 		return r.kafkaError(ctx, err)
 	}
-	r.cfg.Metrics.Committed(r.pending.String(), r.pendingTime, r.records)
+	r.cfg.Metrics.Committed(r.pending.String(), r.pendingTime, r.records, r.since)
 	r.committed = r.pending.Clone()
 	r.commits++
 	if r.progress != nil {

@@ -8,8 +8,10 @@ type Metrics interface {
 	// Routed counts one record produced to topic with the given value size.
 	Routed(topic string, valueBytes int)
 	// Committed reports a commit point: the checkpoint now covers the
-	// transaction committed on the source at sourceTime.
-	Committed(gtidSet string, sourceTime time.Time, records int)
+	// transaction committed on the source at sourceTime, and records more
+	// records, the first of which was produced at began (the Kafka
+	// transaction's begin, exactly-once).
+	Committed(gtidSet string, sourceTime time.Time, records int, began time.Time)
 	// Transactions counts binlog transactions seen.
 	Transactions(n int)
 	// CaughtUp reports that the source has nothing newer (a heartbeat).
@@ -31,12 +33,12 @@ type Metrics interface {
 
 type nopMetrics struct{}
 
-func (nopMetrics) Routed(string, int)               {}
-func (nopMetrics) Committed(string, time.Time, int) {}
-func (nopMetrics) Transactions(int)                 {}
-func (nopMetrics) CaughtUp()                        {}
-func (nopMetrics) RowError(string)                  {}
-func (nopMetrics) DeadLetter(string)                {}
-func (nopMetrics) Failed(string)                    {}
-func (nopMetrics) Buffered(int64)                   {}
-func (nopMetrics) KafkaTransaction(time.Time)       {}
+func (nopMetrics) Routed(string, int)                          {}
+func (nopMetrics) Committed(string, time.Time, int, time.Time) {}
+func (nopMetrics) Transactions(int)                            {}
+func (nopMetrics) CaughtUp()                                   {}
+func (nopMetrics) RowError(string)                             {}
+func (nopMetrics) DeadLetter(string)                           {}
+func (nopMetrics) Failed(string)                               {}
+func (nopMetrics) Buffered(int64)                              {}
+func (nopMetrics) KafkaTransaction(time.Time)                  {}
