@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/route"
@@ -50,11 +52,14 @@ func TestDeadLetterFitsItsTopic(t *testing.T) {
 		{`{"small":true}`, false},
 	} {
 		row := &binlog.OutboxRow{Database: "shop", Table: "outbox", EventID: []byte("e1"), AggregateID: []byte("a1"), Payload: []byte(c.payload)}
-		rec := deadLetterRecord("dlq", row, txn, re, 20000)
+		rec := route.DeadLetter("dlq", row, txn, re, func(rec *kgo.Record) bool { return kafka.BatchBytes(rec) <= 20000 })
 		if n := kafka.BatchBytes(rec); n > 20000 {
 			t.Errorf("payload %q...: dead letter takes %d bytes, over the limit 20000", c.payload[:4], n)
 		}
-		var d deadLetter
+		var d struct {
+			Payload   *string `json:"payload"`
+			Truncated bool    `json:"payload_truncated"`
+		}
 		if err := json.Unmarshal(rec.Value, &d); err != nil {
 			t.Fatal(err)
 		}

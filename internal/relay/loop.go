@@ -244,7 +244,7 @@ func (r *Relay) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.T
 	}
 	r.cfg.Metrics.DeadLetter(string(re.Kind))
 	r.log.Warn().Err(re).Str("dead_letter_topic", r.cfg.DeadLetterTopic).Msg("outbox row diverted to the dead-letter topic")
-	dl := deadLetterRecord(r.cfg.DeadLetterTopic, row, txn, re, lim.Bytes)
+	dl := route.DeadLetter(r.cfg.DeadLetterTopic, row, txn, re, func(rec *kgo.Record) bool { return kafka.BatchBytes(rec) <= lim.Bytes })
 	if re.Kind == KindInvalidTimestamp {
 		dl.Timestamp = time.Now() // the row's own would be refused again
 	}

@@ -103,6 +103,15 @@
 // may send is a row error too (record_too_large): the relay checks the size
 // and builds it with TooLarge.
 //
+// # Dead letters
+//
+// DeadLetter builds the record that diverts a row with a row error to the
+// dead-letter topic (--on-invalid=dead-letter): key aggregate_id (event_id
+// without one), the row's id, binlog_gtid, source table, error kind and
+// error in headers, and a JSON value holding the row's columns, the error
+// and where the row came from. It never fails: a payload too large for the
+// topic is truncated, and marked so, until the record fits.
+//
 // # Aliasing and cost
 //
 // Key, Value and most header values alias the row's bytes, which the binlog

@@ -1,26 +1,15 @@
-package relay
+package route
 
 import (
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"time"
 	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
-	"github.com/binlog-router/binlog-router/internal/kafka"
-	"github.com/binlog-router/binlog-router/internal/route"
 )
-
-// tooLarge is the row error of a record over its topic's limit; it names
-// the limit and the setting to change.
-func tooLarge(row *binlog.OutboxRow, txn *binlog.Txn, topic string, size int, lim kafka.Limit) *route.RowError {
-	return route.TooLarge(row.Database+"."+row.Table, txn.GTID, string(row.EventID),
-		fmt.Sprintf("record for topic %s takes %d bytes in a record batch, over %s (%d bytes); %s",
-			topic, size, lim.Source.Setting(topic), lim.Bytes, lim.Source.Fix(topic, size)))
-}
 
 // deadLetter is the JSON value of a dead-letter record: the original row,
 // what was wrong, and where it came from.
@@ -43,10 +32,11 @@ type deadLetter struct {
 	Kind          string    `json:"kind"`
 }
 
-// deadLetterRecord builds the record that diverts an unroutable row to
-// topic. It never fails: a payload too large for the topic's batch limit
-// is truncated (and marked so) until the record fits.
-func deadLetterRecord(topic string, row *binlog.OutboxRow, txn *binlog.Txn, re *route.RowError, limit int) *kgo.Record {
+// DeadLetter builds the record that diverts an unroutable row to topic.
+// It never fails: a payload too large for the topic (fits says whether a
+// record fits its batch limit) is truncated, and marked so, until the
+// record fits.
+func DeadLetter(topic string, row *binlog.OutboxRow, txn *binlog.Txn, re *RowError, fits func(*kgo.Record) bool) *kgo.Record {
 	d := deadLetter{
 		Table: row.Database + "." + row.Table, GTID: txn.GTID, EventID: string(row.EventID),
 		AggregateType: text(row.AggregateType), AggregateID: text(row.AggregateID), EventType: text(row.EventType),
@@ -61,19 +51,19 @@ func deadLetterRecord(topic string, row *binlog.OutboxRow, txn *binlog.Txn, re *
 		Topic: topic,
 		Key:   key,
 		Headers: []kgo.RecordHeader{
-			{Key: route.HeaderID, Value: row.EventID},
-			{Key: route.HeaderBinlogGTID, Value: []byte(txn.GTID)},
-			{Key: route.HeaderSourceTable, Value: []byte(d.Table)},
-			{Key: route.HeaderErrorKind, Value: []byte(re.Kind)},
-			{Key: route.HeaderError, Value: []byte(re.Error())},
+			{Key: HeaderID, Value: row.EventID},
+			{Key: HeaderBinlogGTID, Value: []byte(txn.GTID)},
+			{Key: HeaderSourceTable, Value: []byte(d.Table)},
+			{Key: HeaderErrorKind, Value: []byte(re.Kind)},
+			{Key: HeaderError, Value: []byte(re.Error())},
 		},
 		Timestamp: txn.Time,
 	}
 	// JSON escapes can make the payload up to six times longer: halve what
 	// is kept until the record fits.
-	for keep := min(len(row.Payload), limit/2); ; keep /= 2 {
+	for keep := len(row.Payload); ; keep /= 2 {
 		rec.Value = deadLetterValue(d, row.Payload, keep)
-		if keep == 0 || kafka.BatchBytes(rec) <= limit {
+		if keep == 0 || fits(rec) {
 			return rec
 		}
 	}
