@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/config"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/validate"
@@ -25,7 +26,7 @@ func TestExitCode(t *testing.T) {
 		{"nil", nil, exitOK},
 		{"stopped by a signal", wrap(context.Canceled), exitOK},
 		{"shutdown timeout", wrap(fmt.Errorf("%w (last error: %w)", relay.ErrShutdownTimeout, context.Canceled)), exitShutdownTimeout},
-		{"invalid --start", wrap(relay.ErrInvalidStart), exitUsage},
+		{"invalid --start", wrap(checkpoint.ErrInvalidStart), exitUsage},
 		{"missing outbox table", wrap(validate.ErrMissingTable), exitUsage},
 		{"refused GTID set", wrap(&refusedSetError{errors.New("beyond the executed set")}), exitUsage},
 		{"server setting", wrap(binlog.ErrServerConfig), exitUsage},

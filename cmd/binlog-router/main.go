@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/validate"
 )
@@ -102,6 +103,6 @@ func exitCode(err error) int {
 // is asked to stream from (binlog.PositionIgnoredError).
 func isUsage(err error) bool {
 	var refused *refusedSetError
-	return errors.Is(err, relay.ErrInvalidStart) || errors.Is(err, validate.ErrMissingTable) ||
+	return errors.Is(err, checkpoint.ErrInvalidStart) || errors.Is(err, validate.ErrMissingTable) ||
 		errors.As(err, &refused) || errors.Is(err, binlog.ErrServerConfig)
 }

@@ -14,10 +14,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/config"
 	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/logging"
-	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/replay"
 )
 
@@ -124,7 +124,7 @@ func runReplay(ctx context.Context, cfg *config.Config, log zerolog.Logger) (rep
 		if rc.From, err = gtid.Parse(server.Flavor, rf.FromGTID.Value); err != nil {
 			return replay.Summary{}, &refusedSetError{fmt.Errorf("--from-gtid: %w", err)}
 		}
-	} else if rc.From, err = relay.StartAt(ctx, "earliest", reader, log); err != nil {
+	} else if rc.From, err = checkpoint.StartAt(ctx, "earliest", reader, log); err != nil {
 		// The oldest binlog the server has, as --start earliest.
 		return replay.Summary{}, fmt.Errorf("--from-gtid \"\": %w", err)
 	}

@@ -17,7 +17,14 @@
 //     yet committed or rolled back, with the binlog position of each prepare
 //     group: the only way a restarted router finds their rows again.
 //
-// Around the checkpoint, for the checkpoint command:
+// Around the checkpoint:
+//   - StartAt resolves --start (earliest, latest or gtid:<set>) on the
+//     source for a router without a stored checkpoint, checking an
+//     explicit set as checkpoint set does; every refusal wraps
+//     ErrInvalidStart and says how to correct --start. ResolveStart does
+//     the same without asking the server, CheckStart only parses.
+//
+// For the checkpoint command:
 //   - CheckServable says whether the source can stream from a GTID set
 //     (executed, not purged, and the server agrees when asked to stream),
 //     else an error wrapping binlog.ErrBinlogPurged or ErrBeyondExecuted:

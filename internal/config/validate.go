@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
@@ -70,7 +71,7 @@ func (c *Config) bounds(connErr, presetErr error) []bound {
 		{flag: "on-invalid", value: c.OnInvalid, allowed: []string{string(relay.InvalidFail), string(relay.InvalidDeadLetter)}},
 		{flag: "delivery", value: c.Delivery, allowed: []string{string(relay.ExactlyOnce), string(relay.AtLeastOnce)}},
 		{flag: "compression", err: compressionErr},
-		{flag: "start", err: relay.CheckStart(c.Start)},
+		{flag: "start", err: checkpoint.CheckStart(c.Start)},
 		{flag: "server-id", value: uint64(c.ServerID), min: 1, max: 1<<32 - 1, why: "unique among the server's replicas"},
 		{flag: "name", missing: c.Name == "", msg: "--name is empty"},
 	}...)

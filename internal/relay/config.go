@@ -40,7 +40,7 @@ type Config struct {
 	Name            string   // router name: checkpoint key and transactional id; default DefaultName
 	Delivery        Delivery // default DefaultDelivery
 	CheckpointTopic string   // default checkpoint.DefaultTopic
-	Start           string   // without a checkpoint: StartEarliest, StartLatest or "gtid:<set>" (CheckStart); default DefaultStart
+	Start           string   // without a checkpoint: checkpoint.StartEarliest, StartLatest or "gtid:<set>" (checkpoint.CheckStart); default DefaultStart
 	// Kafka are the options of every Kafka client (config's KafkaOpts:
 	// seed brokers, client id, record compression, TLS, SASL). Required.
 	Kafka []kgo.Opt
@@ -146,7 +146,7 @@ const (
 	DefaultName               = "binlog-router"
 	DefaultDelivery           = ExactlyOnce
 	DefaultOnInvalid          = InvalidFail
-	DefaultStart              = StartEarliest
+	DefaultStart              = checkpoint.StartEarliest
 	DefaultCommitRecords      = 50000
 	DefaultCommitInterval     = 100 * time.Millisecond
 	DefaultCommitLinger       = 2 * time.Millisecond
@@ -236,7 +236,7 @@ func (c *Config) validate() error {
 	if c.Delivery != ExactlyOnce && c.Delivery != AtLeastOnce {
 		return fmt.Errorf("invalid delivery %q: use exactly-once or at-least-once", c.Delivery)
 	}
-	if err := CheckStart(c.Start); err != nil {
+	if err := checkpoint.CheckStart(c.Start); err != nil {
 		return err
 	}
 	if len(c.Kafka) == 0 {

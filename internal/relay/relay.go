@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/route"
@@ -23,7 +24,7 @@ type Relay struct {
 	log    zerolog.Logger
 
 	// cluster reaches the brokers; startAt resolves --start without a
-	// checkpoint (StartAt on the source's server).
+	// checkpoint (checkpoint.StartAt on the source's server).
 	cluster cluster
 	startAt func(ctx context.Context, start string) (*gtid.Set, error)
 
@@ -67,7 +68,7 @@ func New(cfg Config, reader *binlog.Reader) (*Relay, error) {
 		return nil, err
 	}
 	r.startAt = func(ctx context.Context, start string) (*gtid.Set, error) {
-		return StartAt(ctx, start, reader, r.log)
+		return checkpoint.StartAt(ctx, start, reader, r.log)
 	}
 	return r, nil
 }
@@ -88,7 +89,7 @@ func newRelay(cfg Config, source Source) (*Relay, error) {
 	r.ts.limit = cfg.MaxBufferedRecords
 	r.cluster = brokers{cfg: &r.cfg, log: r.log, failed: r.ts.note}
 	r.startAt = func(_ context.Context, start string) (*gtid.Set, error) {
-		return ResolveStart(start, source.Server())
+		return checkpoint.ResolveStart(start, source.Server())
 	}
 	return r, nil
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/gtid"
-	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
 // retention compares how long the server keeps binlogs with the age of
@@ -127,7 +126,7 @@ func (v *validator) position(m *mysqlFacts, k *kafkaFacts) {
 		}
 		in.pos, in.from = set, "the checkpoint"
 	} else {
-		set, err := relay.ResolveStart(v.cfg.Start, m.server)
+		set, err := checkpoint.ResolveStart(v.cfg.Start, m.server)
 		if err != nil {
 			v.add(because(CauseConfig, fail(name, "correct --start: earliest, latest or gtid:<set> in the server's syntax", "%v", err)))
 			return
