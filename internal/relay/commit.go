@@ -25,14 +25,14 @@ func (r *Relay) commit(ctx context.Context) (err error) {
 	if err := r.out.Commit(ctx, r.checkpoint()); err != nil {
 		return r.kafkaError(ctx, err)
 	}
-	r.cfg.Metrics.Committed(r.pending.String(), r.pendingTime, r.records, r.since)
-	r.committed = r.pending.Clone()
+	r.cfg.Metrics.Committed(r.at.pending.String(), r.at.sourceTime, r.cur.records, r.cur.since)
+	r.at.committed = r.at.pending.Clone()
 	r.commits++
 	if r.progress != nil {
 		r.progress()
 	}
-	r.records, r.pendingTxns = 0, 0
-	r.lastCheckpoint = time.Now()
+	r.cur.records, r.cur.txns = 0, 0
+	r.cur.last = time.Now()
 	return nil
 }
 
@@ -40,7 +40,7 @@ func (r *Relay) commit(ctx context.Context) (err error) {
 // checkpoint to be acknowledged (at-least-once; exactly-once the commit
 // is).
 func (r *Relay) finish(ctx context.Context) error {
-	if err := r.commitIf(ctx, r.pendingTxns > 0 || r.records > 0); err != nil {
+	if err := r.commitIf(ctx, r.cur.txns > 0 || r.cur.records > 0); err != nil {
 		return err
 	}
 	fctx, cancel := context.WithTimeout(ctx, r.cfg.KafkaTimeout)
@@ -67,24 +67,24 @@ func (r *Relay) kafkaError(ctx context.Context, err error) error {
 func (r *Relay) checkpoint() *checkpoint.Checkpoint {
 	s := r.source.Server()
 	txnGTID, txnRows := "", 0
-	if r.openRows > 0 {
-		txnGTID, txnRows = r.openGTID, r.openRows
+	if r.at.openRows > 0 {
+		txnGTID, txnRows = r.at.openGTID, r.at.openRows
 	}
 	return &checkpoint.Checkpoint{
 		Name:       r.cfg.Name,
-		GTIDSet:    r.pending.String(),
+		GTIDSet:    r.at.pending.String(),
 		Flavor:     string(s.Flavor),
 		ServerID:   s.ServerID,
 		ServerUUID: s.ServerUUID,
-		BinlogFile: r.pendingPos.File,
-		BinlogPos:  r.pendingPos.Pos,
+		BinlogFile: r.at.binlogPos.File,
+		BinlogPos:  r.at.binlogPos.Pos,
 		TxnGTID:    txnGTID,
 		TxnRows:    txnRows,
 		Time:       time.Now().UTC(),
 		Events:     r.events,
 		Source:     r.cfg.Source,
 		Version:    r.cfg.Version,
-		Layouts:    r.pendingLayouts,
-		XAPrepared: r.pendingXA,
+		Layouts:    r.at.layouts,
+		XAPrepared: r.at.xa,
 	}
 }

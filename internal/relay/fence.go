@@ -35,8 +35,8 @@ func (r *Relay) fenced(err error) error {
 	if r.cfg.Delivery != ExactlyOnce || !kafka.StaleEpoch(err) || errors.Is(err, ErrFenced) || errors.Is(err, ErrTransactionTimedOut) {
 		return nil
 	}
-	// The open transaction began with its first record (r.since).
-	if age := time.Since(r.since).Round(time.Millisecond); r.records > 0 && age >= r.cfg.TransactionTimeout {
+	// The open transaction began with its first record (r.cur.since).
+	if age := time.Since(r.cur.since).Round(time.Millisecond); r.cur.records > 0 && age >= r.cfg.TransactionTimeout {
 		return fmt.Errorf("%w: it was open for %s, longer than --transaction-timeout %s (the process was paused or Kafka too slow to take the commit); resuming from the committed checkpoint: %w",
 			ErrTransactionTimedOut, age, r.cfg.TransactionTimeout, err)
 	}

@@ -34,9 +34,9 @@ func TestFencedTellsTimeoutFromTakeover(t *testing.T) {
 			if c.aloOff {
 				r.cfg.Delivery = AtLeastOnce
 			}
-			r.since = time.Now().Add(-c.age)
+			r.cur.since = time.Now().Add(-c.age)
 			if c.inTxn {
-				r.records = 1
+				r.cur.records = 1
 			}
 			got := r.fenced(c.err)
 			switch {

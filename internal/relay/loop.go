@@ -95,7 +95,7 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 		} else if err := r.commitIf(work, r.dueIdle()); err != nil {
 			return fail(err)
 		}
-		if r.records == 0 && r.pendingTxns == 0 {
+		if r.cur.records == 0 && r.cur.txns == 0 {
 			r.progress() // nothing waits for Kafka
 		}
 		if r.stopDue(st) {
@@ -142,9 +142,9 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch, st *stop) (stopped b
 				r.complete(b.Done[done])
 				done++
 			}
-			r.open, r.openGTID, r.openRows = row.Txn, row.Txn.GTID, 0
+			r.at.open, r.at.openGTID, r.at.openRows = row.Txn, row.Txn.GTID, 0
 		}
-		r.open = row.Txn
+		r.at.open = row.Txn
 		if r.dueBeforeRow() {
 			if err := r.commit(ctx); err != nil {
 				return false, err
@@ -161,37 +161,37 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch, st *stop) (stopped b
 		if err := r.produce(ctx, rec); err != nil {
 			return false, err
 		}
-		r.openRows++
+		r.at.openRows++
 		r.cfg.Metrics.Routed(rec.Topic, len(rec.Value))
 	}
 	for _, t := range b.Done[done:] {
 		r.complete(t)
 	}
 	if len(b.Done) > 0 {
-		r.pendingPos = b.Pos
+		r.at.binlogPos = b.Pos
 		r.cfg.Metrics.Transactions(len(b.Done))
 	}
-	r.partial = b.Open
+	r.at.partial = b.Open
 	return false, nil
 }
 
 // sameOpen reports whether t is the open transaction (also when it was
 // read again after a reconnect or resumed from a checkpoint).
 func (r *Relay) sameOpen(t *binlog.Txn) bool {
-	return t == r.open || (t.GTID != "" && t.GTID == r.openGTID)
+	return t == r.at.open || (t.GTID != "" && t.GTID == r.at.openGTID)
 }
 
 // complete moves the pending GTID set over a transaction that ended.
 func (r *Relay) complete(t *binlog.Txn) {
-	t.AddTo(r.pending)
-	r.pendingTime = t.Time
-	r.pendingLayouts = t.Layouts
-	r.pendingTxns++
+	t.AddTo(r.at.pending)
+	r.at.sourceTime = t.Time
+	r.at.layouts = t.Layouts
+	r.cur.txns++
 	if t.XA != nil {
-		r.pendingXA = t.XA.List
+		r.at.xa = t.XA.List
 	}
 	if r.sameOpen(t) {
-		r.open, r.openGTID, r.openRows = nil, "", 0
+		r.at.open, r.at.openGTID, r.at.openRows = nil, "", 0
 	}
 }
 
@@ -199,7 +199,7 @@ func (r *Relay) complete(t *binlog.Txn) {
 // boundary, or inside a transaction with a GTID (a checkpoint can name
 // the position inside it), or before any of its rows.
 func (r *Relay) splittable() bool {
-	return !r.partial || r.openRows == 0 || r.openGTID != ""
+	return !r.at.partial || r.at.openRows == 0 || r.at.openGTID != ""
 }
 
 // splitAge is the age at which an open Kafka transaction is committed
@@ -252,13 +252,13 @@ func (r *Relay) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.T
 }
 
 func (r *Relay) produce(ctx context.Context, rec *kgo.Record) error {
-	if r.records == 0 {
-		r.since = time.Now()
+	if r.cur.records == 0 {
+		r.cur.since = time.Now()
 	}
 	if err := r.out.Produce(ctx, rec); err != nil {
 		return err
 	}
-	r.records++
+	r.cur.records++
 	r.events++
 	return nil
 }
@@ -270,29 +270,29 @@ func (r *Relay) produce(ctx context.Context, rec *kgo.Record) error {
 // inside a binlog transaction, so the interval is checked here and not
 // only at the end of a batch.
 func (r *Relay) dueBeforeRow() bool {
-	if r.records == 0 || !r.splittable() {
+	if r.cur.records == 0 || !r.splittable() {
 		return false
 	}
-	age := time.Since(r.since)
-	return r.records >= r.cfg.CommitRecords || age >= r.splitAge() || r.openRows == 0 && age >= r.cfg.CommitInterval
+	age := time.Since(r.cur.since)
+	return r.cur.records >= r.cfg.CommitRecords || age >= r.splitAge() || r.at.openRows == 0 && age >= r.cfg.CommitInterval
 }
 
 // dueCount: enough records for one Kafka transaction.
 func (r *Relay) dueCount() bool {
-	return r.splittable() && r.records >= r.cfg.CommitRecords
+	return r.splittable() && r.cur.records >= r.cfg.CommitRecords
 }
 
 // dueTime: the open transaction is old enough (inside a binlog
 // transaction: half the transaction timeout), or transactions without
 // outbox rows have piled up long enough to move the checkpoint.
 func (r *Relay) dueTime() bool {
-	if r.partial {
-		return r.splittable() && r.records > 0 && time.Since(r.since) >= r.splitAge()
+	if r.at.partial {
+		return r.splittable() && r.cur.records > 0 && time.Since(r.cur.since) >= r.splitAge()
 	}
-	if r.records > 0 {
-		return time.Since(r.since) >= min(r.cfg.CommitInterval, r.splitAge())
+	if r.cur.records > 0 {
+		return time.Since(r.cur.since) >= min(r.cfg.CommitInterval, r.splitAge())
 	}
-	return r.pendingTxns > 0 && time.Since(r.lastCheckpoint) >= r.cfg.IdleCheckpoint
+	return r.cur.txns > 0 && time.Since(r.cur.last) >= r.cfg.IdleCheckpoint
 }
 
 // lingerLeft is how long an idle commit should still wait.
@@ -300,15 +300,15 @@ func (r *Relay) lingerLeft() time.Duration {
 	if r.cfg.CommitLinger <= 0 {
 		return 0
 	}
-	return r.cfg.CommitLinger - time.Since(r.lastCheckpoint)
+	return r.cfg.CommitLinger - time.Since(r.cur.last)
 }
 
 // dueIdle: the reader has nothing more; commit what is open.
 func (r *Relay) dueIdle() bool {
-	if r.partial {
+	if r.at.partial {
 		return false
 	}
-	return r.records > 0 || r.dueTime()
+	return r.cur.records > 0 || r.dueTime()
 }
 
 func (r *Relay) commitIf(ctx context.Context, due bool) error {

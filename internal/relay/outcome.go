@@ -54,10 +54,10 @@ func (r *Relay) checkOutcomes(o *outcomes, read *gtid.Set) error {
 // sessionEnded records what a session that ended with err leaves known:
 // its last acknowledged commit, and a commit whose answer was lost.
 func (r *Relay) sessionEnded(o *outcomes, err error) {
-	if r.committed != nil {
-		o.acked = r.committed.Clone()
+	if r.at.committed != nil {
+		o.acked = r.at.committed.Clone()
 	}
-	if errors.Is(err, kafka.ErrCommitUnknown) && r.pending != nil {
-		o.unknown = r.pending.Clone()
+	if errors.Is(err, kafka.ErrCommitUnknown) && r.at.pending != nil {
+		o.unknown = r.at.pending.Clone()
 	}
 }

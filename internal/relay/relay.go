@@ -13,7 +13,6 @@ import (
 	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/route"
-	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
 // Relay routes the outbox rows of one binlog source to Kafka.
@@ -28,34 +27,15 @@ type Relay struct {
 	cluster cluster
 	startAt func(ctx context.Context, start string) (*gtid.Set, error)
 
-	out    Sink               // the active session's producer
-	limits *kafka.TopicLimits // the active session's record batch limit per topic
+	out Sink // the active session's Kafka side
 
-	// committed is the GTID set the stored checkpoint covers; pending
-	// also covers transactions handed to Kafka since.
-	committed, pending *gtid.Set
-	pendingPos         binlog.Position
-	pendingTime        time.Time                  // source commit time of the last pending transaction
-	pendingLayouts     map[string]schema.TableDef // outbox table definitions after the last pending transaction
-	pendingTxns        int
-	pendingXA          []binlog.PreparedXA // XA transactions prepared within pending
-	records            int                 // records since the last commit point
-	since              time.Time
-	lastCheckpoint     time.Time
-	partial            bool // inside a binlog transaction (not at a boundary)
-	// open is the binlog transaction whose rows are being produced and
-	// openRows how many of its outbox rows were produced (counting those
-	// of earlier sessions when resumed inside it): the position a
-	// checkpoint inside it records. openGTID survives a resume, where the
-	// Txn value is new.
-	open     *binlog.Txn
-	openGTID string
-	openRows int
+	at       position    // where the relay stands in the binlog
+	cur      commitPoint // the commit point being filled
 	overran  atomic.Bool // the stop passed ShutdownTimeout
 	commits  int         // commit points in this active session
 	progress func()      // called when Kafka took a commit or nothing waits
 	known    outcomes    // what earlier sessions of runRetrying know of their commits
-	events   uint64
+	events   uint64      // records produced in this active session
 
 	ts timestampGuard // rows whose record timestamps the brokers refused
 }
@@ -96,8 +76,7 @@ func newRelay(cfg Config, source Source) (*Relay, error) {
 
 // reset clears the state of a previous active period.
 func (r *Relay) reset() {
-	r.records, r.pendingTxns, r.partial, r.events, r.commits = 0, 0, false, 0, 0
-	r.open, r.openGTID, r.openRows = nil, "", 0
+	r.at, r.cur, r.events, r.commits = position{}, commitPoint{}, 0, 0
 	r.overran.Store(false)
 	r.ts.reset()
 }
@@ -177,21 +156,21 @@ func (r *Relay) runActive(ctx context.Context) error {
 	if err := r.checkOutcomes(&r.known, start); err != nil {
 		return err
 	}
-	r.committed, r.pending = start, start.Clone()
+	r.at.committed, r.at.pending = start, start.Clone()
 	r.ts.forget(func(g string) bool { return covers(start, g) })
-	r.pendingLayouts = nil
+	r.at.layouts = nil
 	if cp != nil {
-		r.pendingLayouts = cp.Layouts
+		r.at.layouts = cp.Layouts
 	}
-	r.source.SetLayouts(r.pendingLayouts)
-	r.pendingXA = preparedFrom(cp)
-	r.source.SetPrepared(r.pendingXA)
-	r.lastCheckpoint = time.Now()
+	r.source.SetLayouts(r.at.layouts)
+	r.at.xa = preparedFrom(cp)
+	r.source.SetPrepared(r.at.xa)
+	r.cur.last = time.Now()
 	var resume binlog.Resume
 	if cp != nil && cp.TxnGTID != "" && cp.TxnRows > 0 {
 		resume = binlog.Resume{GTID: cp.TxnGTID, Rows: cp.TxnRows}
-		r.openGTID, r.openRows = cp.TxnGTID, cp.TxnRows
-		r.partial = true
+		r.at.openGTID, r.at.openRows = cp.TxnGTID, cp.TxnRows
+		r.at.partial = true
 	}
 	server := r.source.Server()
 	ev := r.log.Info().Str("gtid_set", start.String()).Str("delivery", string(r.cfg.Delivery)).

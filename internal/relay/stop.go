@@ -91,13 +91,13 @@ func (r *Relay) stopDue(st *stop) bool {
 	if !st.requested() {
 		return false
 	}
-	if r.openRows == 0 {
+	if r.at.openRows == 0 {
 		return true
 	}
-	if r.openGTID == "" || !st.halfway() {
+	if r.at.openGTID == "" || !st.halfway() {
 		return false
 	}
-	r.log.Info().Str("txn_gtid", r.openGTID).Int("txn_rows", r.openRows).
+	r.log.Info().Str("txn_gtid", r.at.openGTID).Int("txn_rows", r.at.openRows).
 		Msg("stopping inside a binlog transaction: committing it as far as it was produced; the next start resumes inside it")
 	return true
 }
