@@ -237,8 +237,7 @@ func contractProblem(err error) *problem {
 	case errors.Is(err, contract.ErrMissing):
 		return newProblem(KindContractMissing, ErrContractMissing, err.Error())
 	default:
-		return newProblem(KindContractViolation, ErrContractViolation,
-			err.Error()+"; fix the event's writer, or its contract")
+		return newProblem(KindContractViolation, ErrContractViolation, err.Error())
 	}
 }
 
