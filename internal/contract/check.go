@@ -2,6 +2,7 @@ package contract
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -80,8 +81,10 @@ func (k *Contract) Check(payload []byte) error {
 	}
 }
 
-// firstLeaf returns the first failure without causes, depth first, and
-// counts the leaves in n.
+// firstLeaf returns, of the failures without causes, the one whose
+// instance path and then keyword path sort first, and counts them in n.
+// The library may find them in any order (it walks maps); the choice must
+// not depend on it, so that a row always gives the same error.
 func firstLeaf(e *jsonschema.ValidationError, n *int) *jsonschema.ValidationError {
 	if len(e.Causes) == 0 {
 		*n++
@@ -89,11 +92,21 @@ func firstLeaf(e *jsonschema.ValidationError, n *int) *jsonschema.ValidationErro
 	}
 	var first *jsonschema.ValidationError
 	for _, c := range e.Causes {
-		if l := firstLeaf(c, n); first == nil {
+		if l := firstLeaf(c, n); first == nil || leafLess(l, first) {
 			first = l
 		}
 	}
 	return first
+}
+
+func leafLess(a, b *jsonschema.ValidationError) bool {
+	if c := slices.Compare(a.InstanceLocation, b.InstanceLocation); c != 0 {
+		return c < 0
+	}
+	if c := slices.Compare(a.ErrorKind.KeywordPath(), b.ErrorKind.KeywordPath()); c != 0 {
+		return c < 0
+	}
+	return a.SchemaURL < b.SchemaURL
 }
 
 // pointer writes a JSON Pointer (RFC 6901) of the tokens.
