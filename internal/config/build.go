@@ -152,6 +152,7 @@ func (c *Config) ValidateConfig() validate.Config {
 		AllowMissingTable: c.AllowMissingTable,
 		RequireUUID:       c.RequireUUID,
 		ValidateJSON:      c.ValidateJSON,
+		Contracts:         c.contracts,
 	}
 	if c.OnInvalid == string(relay.InvalidDeadLetter) {
 		cfg.DeadLetterTopic = c.DeadLetterTopic

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/contract"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
@@ -34,6 +35,8 @@ type Config struct {
 	RequireUUID       bool     // --require-uuid
 	Envelope          string   // --envelope plain|cloudevents|cloudevents-structured
 	CloudEventsSource string   // --cloudevents-source: the CloudEvents source attribute ("" = route.DefaultCloudEventsSource)
+	ContractsDir      string   // --contracts-dir: JSON Schemas of the payloads ("" = no check)
+	ContractsMissing  string   // --contracts-missing allow|fail: an event type with no contract
 	UUIDBinaryLayout  string   // --uuid-binary-layout standard|swapped: byte order of 16-byte binary event ids
 	DatetimeZone      string   // --datetime-zone: time zone of DATETIME created_at values ("" = the server's)
 	AutoCreateTopics  bool     // --auto-create-topics
@@ -93,7 +96,8 @@ type Config struct {
 	Checkpoint CheckpointFlags // the flags of checkpoint set and reset beyond run's
 	Schema     SchemaFlags     // the flags of schema beyond --preset
 
-	sec *security // set by ValidateConnection
+	sec       *security     // set by ValidateConnection
+	contracts *contract.Set // --contracts-dir compiled, set by Validate
 }
 
 // ReplayFlags are the flags of `binlog-router replay` beyond run's.
@@ -146,10 +150,27 @@ func (c *Config) datetimeZone() (*time.Location, error) {
 	return loc, nil
 }
 
-// RouteConfig is the record-building part.
+// RouteConfig is the record-building part: the contracts are those
+// Validate compiled, so call it after Validate (before, --contracts-dir
+// is not checked).
 func (c *Config) RouteConfig() route.Config {
 	return route.Config{TopicTemplate: c.TopicTemplate, ValidateJSON: c.ValidateJSON, RequireUUID: c.RequireUUID,
-		Envelope: route.Envelope(c.Envelope), CloudEventsSource: c.CloudEventsSource}
+		Envelope: route.Envelope(c.Envelope), CloudEventsSource: c.CloudEventsSource, Contracts: c.contracts}
+}
+
+// Contracts are the contracts of --contracts-dir, compiled by Validate;
+// nil when --contracts-dir is empty or before Validate.
+func (c *Config) Contracts() *contract.Set { return c.contracts }
+
+// loadContracts compiles --contracts-dir into c.contracts.
+func (c *Config) loadContracts() error {
+	c.contracts = nil
+	if p := contract.MissingPolicy(c.ContractsMissing); p != contract.MissingAllow && p != contract.MissingFail {
+		return nil // the bounds table reports it
+	}
+	s, err := contract.Load(c.ContractsDir, contract.MissingPolicy(c.ContractsMissing))
+	c.contracts = s
+	return err
 }
 
 func mergeColumns(base, override schema.Columns) schema.Columns {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/contract"
 	"github.com/binlog-router/binlog-router/internal/logging"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
@@ -72,6 +73,8 @@ var flagTable = []flagSpec{
 	flagOf(Router, "validate-json", route.DefaultConfig().ValidateJSON, "reject payloads that are not valid JSON", func(c *Config) *bool { return &c.ValidateJSON }),
 	flagOf(Router, "envelope", string(route.DefaultEnvelope), "record envelope: plain, cloudevents (CloudEvents binary content mode) or cloudevents-structured (application/cloudevents+json)", func(c *Config) *string { return &c.Envelope }),
 	flagOf(Router, "cloudevents-source", "", "CloudEvents source attribute, a URI reference; placeholders {database} {table} (default "+route.DefaultCloudEventsSource+")", func(c *Config) *string { return &c.CloudEventsSource }).documented(route.DefaultCloudEventsSource),
+	flagOf(Router, "contracts-dir", "", "directory of JSON Schema contracts, <event_type>.json or <event_type>.v<N>.json; each payload is checked against its event type's before produce (\"\" = no check)", func(c *Config) *string { return &c.ContractsDir }),
+	flagOf(Router, "contracts-missing", string(contract.DefaultMissing), "event type with no contract in --contracts-dir: allow (route it unchecked) or fail (a row error)", func(c *Config) *string { return &c.ContractsMissing }),
 	flagOf(Router, "require-uuid", route.DefaultConfig().RequireUUID, "reject event ids that are not UUIDs", func(c *Config) *bool { return &c.RequireUUID }),
 	flagOf(Router, "uuid-binary-layout", string(binlog.DefaultUUIDBinary), "how a 16-byte binary event id (BINARY(16), VARBINARY) holds a UUID: standard (UUID_TO_BIN(x), UNHEX) or swapped (MySQL's UUID_TO_BIN(x, 1)); MariaDB's UUID type is always read as it is", func(c *Config) *string { return &c.UUIDBinaryLayout }),
 	flagOf(Router, "datetime-zone", "", "time zone of a DATETIME created_at column: an IANA name (Europe/Berlin), UTC or an offset (+05:00); default the server's time_zone", func(c *Config) *string { return &c.DatetimeZone }),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/contract"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
@@ -49,6 +50,7 @@ func (c *Config) bounds(connErr, presetErr error) []bound {
 	}
 	envelopeErr := route.Config{Envelope: route.Envelope(c.Envelope), CloudEventsSource: c.CloudEventsSource}.Validate()
 	_, zoneErr := c.datetimeZone()
+	contractsErr := c.loadContracts()
 	_, compressionErr := c.compression()
 	rows := []bound{
 		{flag: "mysql-tls, kafka-tls, kafka-sasl-*, *-password-file", err: connErr},
@@ -65,6 +67,8 @@ func (c *Config) bounds(connErr, presetErr error) []bound {
 		{flag: "kafka-brokers", missing: len(c.KafkaBrokers) == 0, msg: "no Kafka brokers: set --kafka-brokers host:port"},
 		{flag: "topic-template", err: routeErr},
 		{flag: "envelope, cloudevents-source", err: envelopeErr},
+		{flag: "contracts-missing", value: c.ContractsMissing, allowed: []string{string(contract.MissingAllow), string(contract.MissingFail)}},
+		{flag: "contracts-dir", err: contractsErr},
 		{flag: "on-update", value: c.OnUpdate, allowed: []string{string(binlog.UpdateWarn), string(binlog.UpdateFail)}},
 		{flag: "uuid-binary-layout", value: c.UUIDBinaryLayout, allowed: []string{string(binlog.UUIDStandard), string(binlog.UUIDSwapped)}},
 		{flag: "datetime-zone", err: zoneErr},

@@ -205,7 +205,7 @@ func sameTxn(a, b *binlog.Txn) bool { return a == b || (a.GTID != "" && a.GTID =
 func (l *loop) add(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn) error {
 	rec, err := l.router.Route(row, txn)
 	if err != nil {
-		return fmt.Errorf("%w; replay stops at a row it cannot route: give it the router's settings (--validate-json, --require-uuid, --topic-template), or replay the ranges before and after this transaction separately", err)
+		return fmt.Errorf("%w; replay stops at a row it cannot route: give it the router's settings (--validate-json, --require-uuid, --topic-template, --contracts-dir), or replay the ranges before and after this transaction separately", err)
 	}
 	if l.cfg.TopicPrefix != "" {
 		rec.Topic = l.cfg.TopicPrefix + rec.Topic

@@ -29,6 +29,8 @@ var owners = []struct {
 		"internal/acl", "internal/cetest", "internal/inboxtest", "internal/logging", "internal/metrics", "internal/relay", "internal/replay", "internal/route",
 		"internal/kafka", "internal/validate", "inbox", "test/"},
 		"binlog decoding, GTID sets, the outbox schema and the public writer know nothing of Kafka"},
+	{"github.com/santhosh-tekuri/jsonschema/", []string{"internal/contract"},
+		"one package compiles and checks the payload contracts"},
 	{"database/sql", []string{"internal/binlog", "internal/checkpoint", "internal/devenv", "internal/inboxtest", "internal/schema",
 		"internal/validate", "outbox", "inbox", "examples/", "test/"},
 		"SQL access is confined to the packages that inspect or write the database"},
@@ -89,6 +91,7 @@ var layers = map[string]int{
 	"internal/inboxtest":  1, // above internal/devenv; tests only
 	"internal/repo":       0,
 	"internal/binlog":     1,
+	"internal/contract":   1,
 	"internal/route":      2,
 	"internal/checkpoint": 2,
 	"internal/kafka":      3,

@@ -79,6 +79,34 @@ func BenchmarkRecord(b *testing.B) {
 	})
 }
 
+// BenchmarkRecordContracts is the cost of Config.Contracts: the same
+// record with JSON validation, without and with the OrderCreated contract
+// of testdata/contracts, on 500 B and 64 KiB payloads.
+func BenchmarkRecordContracts(b *testing.B) {
+	set := testContracts(b, "")
+	for _, size := range []int{500, 64 << 10} {
+		for _, on := range []bool{false, true} {
+			b.Run("payload"+strconv.Itoa(size)+"/contracts="+strconv.FormatBool(on), func(b *testing.B) {
+				r := newRouter(b, func(cfg *Config) {
+					if on {
+						cfg.Contracts = set
+					}
+				})
+				row := benchRow()
+				row.Payload = benchPayload(size)
+				txn := testTxn()
+				b.SetBytes(int64(len(row.Payload)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := r.Route(row, txn); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkValidateJSON isolates the cost of Config.ValidateJSON.
 func BenchmarkValidateJSON(b *testing.B) {
 	p := benchPayload(500)

@@ -95,7 +95,9 @@
 // UUID when Config.RequireUUID (invalid_event_id); aggregate_id NULL or
 // empty (null_aggregate_id); event_type NULL or empty (null_event_type);
 // payload not valid JSON when Config.ValidateJSON (invalid_payload_json);
-// the topic (invalid_topic); the headers column not valid JSON or not an
+// with Config.Contracts, a non-NULL payload that violates its event type's
+// JSON Schema (contract_violation) or an event type with no schema under
+// --contracts-missing=fail (contract_missing); the topic (invalid_topic); the headers column not valid JSON or not an
 // object (invalid_headers); with a CloudEvents envelope, a member of the
 // headers column that cannot be an extension attribute
 // (invalid_extension). Record never panics on any row content, and the

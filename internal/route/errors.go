@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/contract"
 )
 
 // Kind classifies a row error. Its values are stable: they are used as a
@@ -24,6 +25,8 @@ const (
 	KindInvalidTopic       Kind = "invalid_topic"
 	KindRecordTooLarge     Kind = "record_too_large"
 	KindInvalidExtension   Kind = "invalid_extension"
+	KindContractViolation  Kind = "contract_violation"
+	KindContractMissing    Kind = "contract_missing"
 )
 
 // Sentinel errors, one per Kind, so that errors.Is works on a *RowError.
@@ -55,6 +58,14 @@ var (
 	// lower-case letters and digits, is an attribute the router sets, or
 	// is repeated).
 	ErrInvalidExtension = errors.New("headers column member is not a valid CloudEvents extension attribute")
+	// ErrContractViolation: the payload does not satisfy the JSON Schema
+	// of its event type (Config.Contracts, --contracts-dir). It is
+	// contract.ErrViolation; the message names the schema file, the
+	// instance path and the keyword.
+	ErrContractViolation = contract.ErrViolation
+	// ErrContractMissing: the event type has no contract and
+	// --contracts-missing is fail. It is contract.ErrMissing.
+	ErrContractMissing = contract.ErrMissing
 
 	// ErrInvalidTemplate: Config.TopicTemplate cannot be parsed. New returns
 	// it (wrapped); it is a configuration error, never a row error.

@@ -1,9 +1,11 @@
 package route
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/contract"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -35,6 +37,13 @@ type Config struct {
 	// Default, and when empty, DefaultCloudEventsSource. Used only by the
 	// CloudEvents envelopes, checked always.
 	CloudEventsSource string
+	// Contracts (--contracts-dir, --contracts-missing) are the JSON
+	// Schemas the payloads are checked against, last of the row's checks;
+	// a violation is a row error of kind contract_violation, an event type
+	// without a contract under --contracts-missing=fail one of kind
+	// contract_missing. Default nil: no check. See BenchmarkRecord for its
+	// cost.
+	Contracts *contract.Set
 }
 
 // DefaultConfig returns the defaults: DefaultTopicTemplate, ValidateJSON and
@@ -214,7 +223,22 @@ func (r *Router) check(row *binlog.OutboxRow) *problem {
 		return newProblem(KindInvalidPayloadJSON, ErrInvalidPayloadJSON, fmt.Sprintf(
 			"payload (%d bytes) is not valid JSON in UTF-8; write JSON or NULL, or run with --validate-json=false", len(row.Payload)))
 	}
+	if r.cfg.Contracts != nil {
+		return contractProblem(r.cfg.Contracts.Check(row.EventType, row.SchemaVersion, row.Payload))
+	}
 	return nil
+}
+
+// contractProblem is the row's problem of a contract check's error.
+func contractProblem(err error) *problem {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, contract.ErrMissing):
+		return newProblem(KindContractMissing, ErrContractMissing, err.Error())
+	default:
+		return newProblem(KindContractViolation, ErrContractViolation, err.Error())
+	}
 }
 
 // topic returns the topic of row, from the cache when it can.

@@ -95,6 +95,9 @@ func (v *validator) mysql() *mysqlFacts {
 		v.add(checkPrivileges(privilegeInput{user: user, grants: grants, names: namesFor(s.Flavor, f.version),
 			tables: cfg.Tables, probe: probes}))
 	}
+	if v.cfg.Contracts != nil {
+		v.add(contractsLoaded(v.cfg.Contracts))
+	}
 	for i, info := range tables {
 		if tableErrs[i] != nil {
 			v.add(fail("outbox table "+info.name.String(), "check that the server answers queries on information_schema",
@@ -106,6 +109,9 @@ func (v *validator) mysql() *mysqlFacts {
 			continue
 		}
 		v.add(checkTable(info, cfg.Columns, s.Flavor, user, v.valueRules(s))...)
+		if v.cfg.Contracts != nil {
+			v.contracts(db, info.name, cfg.Columns.EventType)
+		}
 	}
 
 	if s.Flavor == gtid.MariaDB && s.LogBin {
@@ -184,8 +190,8 @@ func connectFailure(err error, cfg binlog.Config) Check {
 }
 
 // queryStrings returns the first column of every row.
-func queryStrings(ctx context.Context, db *sql.DB, q string) ([]string, error) {
-	rows, err := db.QueryContext(ctx, q)
+func queryStrings(ctx context.Context, db *sql.DB, q string, args ...any) ([]string, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}

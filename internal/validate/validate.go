@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/contract"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -52,6 +53,11 @@ type Config struct {
 	// MySQL.DatetimeZone are the other flags the column types are
 	// judged with.)
 	RequireUUID, ValidateJSON bool
+
+	// Contracts are --contracts-dir's compiled contracts; nil when none.
+	// Validate lists them and, per outbox table, the event types of its
+	// RecentRows newest rows that have none.
+	Contracts *contract.Set
 
 	// Timeout bounds each network step. Default DefaultTimeout.
 	Timeout time.Duration
