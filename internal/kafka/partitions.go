@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -68,7 +69,7 @@ type PartitionCounts struct {
 
 	mu     sync.Mutex
 	counts map[string]int
-	failed *PartitionChangeError
+	failed atomic.Pointer[PartitionChangeError] // set once, under mu; read per record
 }
 
 // NewPartitionCounts returns empty counts; onChange, if set, is called
@@ -88,12 +89,10 @@ func (c *PartitionCounts) Err() error {
 	if c == nil {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.failed == nil {
-		return nil
+	if f := c.failed.Load(); f != nil {
+		return f
 	}
-	return c.failed
+	return nil
 }
 
 // place records n partitions of topic and returns the count a record is
@@ -122,9 +121,9 @@ func (c *PartitionCounts) place(topic string, n int) int {
 		c.changed(topic, old, n)
 		return n
 	}
-	first := c.failed == nil
+	first := c.failed.Load() == nil
 	if first {
-		c.failed = &PartitionChangeError{Topic: topic, Old: old, New: n}
+		c.failed.Store(&PartitionChangeError{Topic: topic, Old: old, New: n})
 	}
 	c.mu.Unlock()
 	if first {
