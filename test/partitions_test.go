@@ -38,9 +38,10 @@ func TestPartitionCountChange(t *testing.T) {
 	r := startRouter(t, e.args(name, "--on-partition-change", "fail", "--commit-interval", "100ms")...)
 	col.waitProgress(t, r, 100, time.Minute, "routing before partitions are added")
 
+	var added time.Time
 	detect := func(r *router, from, to int) time.Duration {
 		t.Helper()
-		added := addPartitions(t, e, topic, to)
+		added = addPartitions(t, e, topic, to)
 		warn := fmt.Sprintf(`"old_partitions":%d,"new_partitions":%d`, from, to)
 		eventually(t, 10*time.Second, "the WARN of the partition count change", func() bool {
 			return strings.Contains(r.lastLogLine(warn), `"level":"warn"`)
@@ -84,13 +85,14 @@ func TestPartitionCountChange(t *testing.T) {
 			code == http.StatusOK && strings.Contains(body, "partitions: topic "+topic+" went from 4 to 6 partitions")
 	})
 	eventually(t, 10*time.Second, "a record placed by 6 partitions", func() bool {
-		for _, d := range col.settle(t, 0) {
+		for _, d := range col.settle(t, 0)[len(before):] {
 			if p := int32(route.PartitionFor([]byte(d.Key), 6)); d.Partition == p && p != int32(route.PartitionFor([]byte(d.Key), 4)) {
 				return true
 			}
 		}
 		return false
 	})
+	t.Logf("partitions 4 -> 6: the first record placed by 6 partitions read %s after the change", time.Since(added).Round(time.Millisecond))
 	l.stop()
 	want := committedRows(t, e.db)
 	col.waitAll(t, want, time.Minute)
