@@ -9,6 +9,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/config"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/validate"
 )
@@ -32,6 +33,7 @@ func TestExitCode(t *testing.T) {
 		{"server setting", wrap(binlog.ErrServerConfig), exitUsage},
 		{"server ignores the start position", wrap(&binlog.PositionIgnoredError{Server: "db:3306", Count: 1001}), exitUsage},
 		{"purged binlog", wrap(binlog.ErrBinlogPurged), exitPurged},
+		{"partition count changed", wrap(&kafka.PartitionChangeError{Topic: "orders", Old: 1, New: 4}), exitPartitions},
 		{"fenced", wrap(relay.ErrFenced), exitFatal},
 		{"checkpoint behind", wrap(relay.ErrCheckpointBehind), exitFatal},
 		{"Kafka credentials", wrap(config.ErrKafkaAuth), exitFatal},

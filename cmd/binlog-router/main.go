@@ -10,6 +10,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/validate"
 )
@@ -23,6 +24,10 @@ const (
 	// exitShutdownTimeout: a stop did not commit within --shutdown-timeout
 	// and aborted the open Kafka transaction.
 	exitShutdownTimeout = 4
+	// exitPartitions: a topic's partition count changed with
+	// --on-partition-change=fail
+	// and stopped before a record placed by the new count.
+	exitPartitions = 5
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -90,6 +95,8 @@ func exitCode(err error) int {
 		return exitUsage
 	case isPurged(err):
 		return exitPurged
+	case errors.Is(err, kafka.ErrPartitionCountChanged):
+		return exitPartitions
 	}
 	return exitFatal
 }

@@ -75,7 +75,11 @@ func runRouter(ctx context.Context, cfg *config.Config, log zerolog.Logger) erro
 	if err != nil {
 		return err
 	}
-	watch := metrics.NewReplicaWatch(m, log, metrics.ReplicaWatchConfig{Client: watchClient, Topics: watchedTopics(cfg)})
+	// The partition counts of the topics the router writes to, seen by
+	// every session's producer and by the watch's looks every 5 s.
+	partitions := kafka.NewPartitionCounts(kafka.PartitionPolicy(cfg.OnPartitionChange), log, m.PartitionChanged)
+	watch := metrics.NewReplicaWatch(m, log, metrics.ReplicaWatchConfig{Client: watchClient, Topics: watchedTopics(cfg),
+		OnPartitions: partitions.Observe})
 	g.Go(func() error { return watch.Run(sctx) })
 	if cfg.MetricsAddr != "" {
 		srv, err := metrics.Serve(sctx, cfg.MetricsAddr, m, watch.Ready)
@@ -105,6 +109,7 @@ func runRouter(ctx context.Context, cfg *config.Config, log zerolog.Logger) erro
 	m.SetFlavor(string(reader.Server().Flavor))
 	rc := cfg.RelayConfig(log, version, m)
 	rc.Kafka = append(rc.Kafka, kgo.WithHooks(m.KafkaHooks()...))
+	rc.Partitions = partitions
 	r, err := relay.New(rc, reader)
 	if err != nil {
 		return err

@@ -27,6 +27,7 @@ type Config struct {
 	Columns           schema.Columns // --column-*: overrides of the preset's column names
 	OnUpdate          string         // --on-update warn|fail
 	OnInvalid         string         // --on-invalid fail|dead-letter
+	OnPartitionChange string         // --on-partition-change warn|fail
 	DeadLetterTopic   string         // --dead-letter-topic
 
 	KafkaBrokers      []string // --kafka-brokers a:9092,b:9092

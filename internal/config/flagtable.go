@@ -6,6 +6,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/contract"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/logging"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
@@ -66,6 +67,7 @@ var flagTable = []flagSpec{
 	flagOf(Router, "column-headers", "", "JSON object column of extra headers", func(c *Config) *string { return &c.Columns.Headers }).documented(fromPreset),
 	flagOf(Router, "on-update", string(binlog.DefaultOnUpdate), "UPDATE of an outbox row: warn or fail", func(c *Config) *string { return &c.OnUpdate }),
 	flagOf(Router, "on-invalid", string(relay.DefaultOnInvalid), "outbox row that cannot be routed: fail (stop) or dead-letter", func(c *Config) *string { return &c.OnInvalid }).ignoredBy(CmdReplay),
+	flagOf(Router, "on-partition-change", string(kafka.DefaultPartitionPolicy), "a topic the router writes to changed its partition count: warn (go on with the new count) or fail (stop before the first record placed by it)", func(c *Config) *string { return &c.OnPartitionChange }).ignoredBy(CmdReplay),
 	flagOf(Router, "dead-letter-topic", relay.DefaultDeadLetterTopic, "topic for rows that cannot be routed (with --on-invalid=dead-letter)", func(c *Config) *string { return &c.DeadLetterTopic }).ignoredBy(CmdReplay),
 
 	// The records.

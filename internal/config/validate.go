@@ -8,6 +8,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/contract"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
@@ -73,6 +74,7 @@ func (c *Config) bounds(connErr, presetErr error) []bound {
 		{flag: "uuid-binary-layout", value: c.UUIDBinaryLayout, allowed: []string{string(binlog.UUIDStandard), string(binlog.UUIDSwapped)}},
 		{flag: "datetime-zone", err: zoneErr},
 		{flag: "on-invalid", value: c.OnInvalid, allowed: []string{string(relay.InvalidFail), string(relay.InvalidDeadLetter)}},
+		{flag: "on-partition-change", value: c.OnPartitionChange, allowed: []string{string(kafka.PartitionWarn), string(kafka.PartitionFail)}},
 		{flag: "delivery", value: c.Delivery, allowed: []string{string(relay.ExactlyOnce), string(relay.AtLeastOnce)}},
 		{flag: "compression", err: compressionErr},
 		{flag: "start", err: checkpoint.CheckStart(c.Start)},

@@ -46,6 +46,10 @@ type Config struct {
 	Logger zerolog.Logger
 	// Log receives the producer's own warnings (an abort that failed).
 	Log zerolog.Logger
+	// Partitions, if set, places records by the partition counts it
+	// keeps (PartitionCounts), and the producer refreshes its metadata
+	// every PartitionRefresh so that it sees a change promptly.
+	Partitions *PartitionCounts
 	// OnFailure, if set, sees every record that failed, with its error,
 	// from franz-go's goroutines; it must be quick.
 	OnFailure func(*kgo.Record, error)
@@ -94,7 +98,6 @@ func New(cfg Config) (*Producer, error) {
 	opts := append([]kgo.Opt{}, cfg.Kafka...)
 	opts = append(opts,
 		kgo.WithLogger(logging.Kgo(cfg.Logger)),
-		kgo.RecordPartitioner(route.Partitioner()),
 		kgo.MaxBufferedRecords(cfg.MaxBufferedRecords),
 		kgo.MaxBufferedBytes(cfg.MaxBufferedBytes),
 		kgo.ProducerBatchMaxBytes(int32(cfg.MaxMessageBytes)),
@@ -108,6 +111,11 @@ func New(cfg Config) (*Producer, error) {
 		// retry.backoff.ms.
 		kgo.MetadataMinAge(metadataMinAge),
 	)
+	if cfg.Partitions != nil {
+		opts = append(opts, kgo.RecordPartitioner(cfg.Partitions.partitioner()), kgo.MetadataMaxAge(PartitionRefresh))
+	} else {
+		opts = append(opts, kgo.RecordPartitioner(route.Partitioner()))
+	}
 	if cfg.BatchMaxBytes != nil {
 		opts = append(opts, kgo.ProducerBatchMaxBytesFn(cfg.BatchMaxBytes))
 	}

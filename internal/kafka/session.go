@@ -115,7 +115,14 @@ func (s *Session) Limit(ctx context.Context, topic string) (Limit, error) {
 
 // Produce begins a Kafka transaction if none is open (exactly-once) and
 // hands rec over without waiting for its acknowledgement.
+//
+// With PartitionFail, a partition count change of a topic the session
+// writes to (PartitionChangeError) is returned instead, before rec is
+// produced.
 func (s *Session) Produce(ctx context.Context, rec *kgo.Record) error {
+	if err := s.cfg.Producer.Partitions.Err(); err != nil {
+		return err
+	}
 	if err := s.p.Begin(); err != nil {
 		return err
 	}
@@ -136,6 +143,9 @@ func (s *Session) Commit(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		if err := s.flush(ctx); err != nil {
 			return err
 		}
+		if err := s.cfg.Producer.Partitions.Err(); err != nil {
+			return err
+		}
 		// Records go on flowing while the checkpoint is acknowledged: its
 		// produce outlives ctx, and Close waits for it.
 		s.p.Produce(context.WithoutCancel(ctx), rec)
@@ -145,6 +155,11 @@ func (s *Session) Commit(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		return err
 	}
 	if err := s.flush(ctx); err != nil {
+		return err
+	}
+	// A record of the transaction may have met a partition count change
+	// (placed by the old count): nothing after the change is committed.
+	if err := s.cfg.Producer.Partitions.Err(); err != nil {
 		return err
 	}
 	if err := s.p.Commit(ctx); err != nil {

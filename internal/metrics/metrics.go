@@ -49,6 +49,8 @@ type Metrics struct {
 	deadLetters   *prometheus.CounterVec
 	ddl           prometheus.Counter
 	refusing      *prometheus.GaugeVec // set by a ReplicaWatch
+	partChanges   *prometheus.CounterVec
+	partNotes     partitionNotes
 	txnTimeout    prometheus.Gauge
 	kafka         *kafkaMetrics
 	latency       *latency
@@ -146,6 +148,10 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 		Namespace: Namespace, Subsystem: "kafka", Name: "partitions_refusing_writes",
 		Help: "Partitions the router writes to that refuse acks=all writes, by reason (no_leader, below_min_insync_replicas), as the last look of the replica watch found them.",
 	}, []string{"reason"})
+	m.partChanges = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Subsystem: "kafka", Name: "partition_changes_total",
+		Help: "Partition count changes seen on topics the router writes to, by topic (--on-partition-change).",
+	}, []string{"topic"})
 	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "lag_seconds",
 		Help: "Seconds the checkpoint is behind the source: now minus the source commit time of the last committed transaction, or of the last caught-up heartbeat; 0 while caught up with nothing pending.",
@@ -198,7 +204,7 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 	m.latency = newLatency()
 	m.latency.register(reg)
 	reg.MustRegister(m.eventsRouted, m.bytesRouted, m.transactions, m.commits, m.commitRecords,
-		m.checkpoint, m.buffered, m.reconnects, m.replayed, m.errors, m.deadLetters, m.ddl, m.refusing,
+		m.checkpoint, m.buffered, m.reconnects, m.replayed, m.errors, m.deadLetters, m.ddl, m.refusing, m.partChanges,
 		lag, age, caughtUp, build, ready, txnAge, m.txnTimeout)
 	m.kafka.register(reg)
 	return m

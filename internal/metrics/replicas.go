@@ -28,6 +28,10 @@ type ReplicaWatchConfig struct {
 	Topics []string
 	// Every is the interval between looks. Default 5s.
 	Every time.Duration
+	// OnPartitions, if set, is told the partition count of each watched
+	// topic (but Kafka's internal ones) at every look
+	// (kafka.PartitionCounts.Observe).
+	OnPartitions func(topic string, n int)
 	// ConfigsEvery is how often min.insync.replicas is read again. Default
 	// one minute.
 	ConfigsEvery time.Duration
@@ -41,7 +45,8 @@ type ReplicaWatchConfig struct {
 // router waits: a warning in the log when the set of such partitions
 // changes and a line when they accept writes again,
 // binlog_router_kafka_partitions_refusing_writes{reason}, and /readyz
-// (Ready). It never changes what the relay does.
+// (Ready). It never changes what the relay does. It also tells each
+// topic's partition count to OnPartitions.
 type ReplicaWatch struct {
 	m   *Metrics
 	log zerolog.Logger
@@ -186,6 +191,13 @@ func (w *ReplicaWatch) look(ctx context.Context, cl *kgo.Client) ([]PartitionPro
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
 		return nil, err
+	}
+	if w.cfg.OnPartitions != nil {
+		for _, t := range resp.Topics {
+			if t.ErrorCode == 0 && t.Topic != nil && !strings.HasPrefix(*t.Topic, "__") && len(t.Partitions) > 0 {
+				w.cfg.OnPartitions(*t.Topic, len(t.Partitions))
+			}
+		}
 	}
 	if now := w.m.cfg.now(); now.Sub(w.configAt) >= w.cfg.ConfigsEvery || w.unknownConfigs(resp) {
 		w.readMinISR(ctx, cl, resp)

@@ -35,7 +35,8 @@ type Server struct {
 //   - /healthz: 200 "ok" while the process serves HTTP.
 //   - /readyz: 200 while ready (if not nil) and m.Ready() pass, else 503;
 //     the first line is "ready" or the reason, the second the checkpoint
-//     GTID set. binlog_router_ready is 1 exactly when /readyz would
+//     GTID set, then a line for each partition count change of the last
+//     PartitionNoteFor (PartitionChanged), which readiness ignores. binlog_router_ready is 1 exactly when /readyz would
 //     answer 200.
 //
 // The caller must call Wait, which returns when the server has stopped.
@@ -108,6 +109,9 @@ func Handler(m *Metrics, ready ReadyFunc) http.Handler {
 			set = "(none yet)"
 		}
 		_, _ = fmt.Fprintf(w, "%s\ncheckpoint: %s\n", line, set)
+		for _, l := range m.partitionLines() {
+			_, _ = fmt.Fprintf(w, "%s\n", l)
+		}
 	})
 	return mux
 }

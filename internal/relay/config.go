@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -77,8 +78,15 @@ type Config struct {
 	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 
-	OnInvalid       InvalidPolicy // default DefaultOnInvalid
-	DeadLetterTopic string        // default DefaultDeadLetterTopic
+	OnInvalid InvalidPolicy // default DefaultOnInvalid
+	// Partitions, if set, are the partition counts of the topics the
+	// router writes to, kept across sessions: each session's producer
+	// places records by them and ends the session with
+	// kafka.PartitionChangeError when a count changed under
+	// kafka.PartitionFail (--on-partition-change). Nil: records are placed
+	// by the producer's own view, refreshed every 5 minutes.
+	Partitions      *kafka.PartitionCounts
+	DeadLetterTopic string // default DefaultDeadLetterTopic
 
 	// HA elects one active relay per Name through a Kafka consumer group;
 	// the others wait as standbys. HATimeout is the group session timeout:

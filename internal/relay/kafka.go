@@ -57,6 +57,7 @@ func producerConfig(cfg *Config, log zerolog.Logger) kafka.Config {
 		MaxBufferedBytes:   cfg.MaxBufferedBytes,
 		MaxMessageBytes:    cfg.MaxMessageBytes,
 		AutoCreateTopics:   *cfg.AutoCreateTopics,
+		Partitions:         cfg.Partitions,
 		Logger:             cfg.Logger,
 		Log:                log,
 	}

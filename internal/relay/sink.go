@@ -34,7 +34,9 @@ type Sink interface {
 	// blocks while the producer's buffer is full, until ctx ends. A
 	// record that fails is returned by the next Commit or Close. rec's
 	// bytes must stay unchanged until it is acknowledged. An error (the
-	// transaction could not begin) ends the session.
+	// transaction could not begin, or a topic's partition count changed
+	// under kafka.PartitionFail: a kafka.PartitionChangeError, before rec
+	// is produced) ends the session.
 	Produce(ctx context.Context, rec *kgo.Record) error
 
 	// Commit makes every record produced since the last Commit durable
@@ -47,7 +49,10 @@ type Sink interface {
 	// record that failed (named by its event id and transaction), records
 	// not acknowledged before ctx ended (kafka.ErrNotAcknowledged), or a
 	// commit whose outcome only the next session learns
-	// (kafka.ErrCommitUnknown). The session then ends with Abort.
+	// (kafka.ErrCommitUnknown), or a partition count change met by a
+	// record since the last Commit under kafka.PartitionFail
+	// (kafka.PartitionChangeError, before anything is committed). The
+	// session then ends with Abort.
 	Commit(ctx context.Context, cp *checkpoint.Checkpoint) error
 
 	// Abort ends the session's open transaction without committing it,
