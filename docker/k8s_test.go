@@ -432,6 +432,7 @@ func TestK8sValidatorRejects(t *testing.T) {
 	}{
 		{"misspelled field", "k8s-sidecar.yaml", "readinessProbe:", "readinesProbe:", `unknown field "readinesProbe"`},
 		{"wrong type", "k8s-sidecar.yaml", "containerPort: 9090", "containerPort: ninety", "containerPort"},
+		{"duplicate key", "k8s-sidecar.yaml", "periodSeconds: 10", "periodSeconds: 10\n            periodSeconds: 20", `key "periodSeconds" already set`},
 		{"bad quantity", "k8s-sidecar.yaml", "memory: 128Mi", "memory: 128MB!", "quantities must match"},
 		{"unknown ServiceMonitor field", "k8s-ha.yaml", "interval: 15s", "intervall: 15s", `unknown field "intervall"`},
 		{"probe path not served", "k8s-sidecar.yaml", "path: /readyz", "path: /ready", "readiness probe path /ready is not served"},
@@ -457,6 +458,7 @@ func TestK8sValidatorRejects(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
+			t.Log(err)
 		})
 	}
 }
