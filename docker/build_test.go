@@ -350,7 +350,7 @@ var envVarRE = regexp.MustCompile(`BINLOG_ROUTER_[A-Z0-9_]*[A-Z0-9]`)
 // checks that `binlog-router run -h` has its flag.
 func TestEveryEnvVarIsAFlag(t *testing.T) {
 	flags := runFlags(t)
-	files := []string{"Dockerfile", "compose.yaml", "k8s-sidecar.yaml", "README.md", "../examples/README.md"}
+	files := []string{"Dockerfile", "compose.yaml", "k8s-sidecar.yaml", "k8s-ha.yaml", "README.md", "../examples/README.md"}
 	seen := 0
 	for _, name := range files {
 		data, err := os.ReadFile(name)

@@ -3,7 +3,6 @@ package docker_test
 import (
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -136,96 +135,6 @@ func TestInitSQL(t *testing.T) {
 	main, err := os.ReadFile("../examples/orders/main.go")
 	require.NoError(t, err)
 	assert.Contains(t, string(main), `"app:`+users["app"]+`@tcp(127.0.0.1:3306)/shop"`)
-}
-
-// k8sDeployment is the part of k8s-sidecar.yaml the tests read.
-type k8sDeployment struct {
-	APIVersion string `yaml:"apiVersion"`
-	Kind       string `yaml:"kind"`
-	Spec       struct {
-		Replicas int `yaml:"replicas"`
-		Template struct {
-			Spec struct {
-				TerminationGracePeriodSeconds int            `yaml:"terminationGracePeriodSeconds"`
-				Containers                    []k8sContainer `yaml:"containers"`
-			} `yaml:"spec"`
-		} `yaml:"template"`
-	} `yaml:"spec"`
-}
-
-type k8sContainer struct {
-	Name  string   `yaml:"name"`
-	Image string   `yaml:"image"`
-	Args  []string `yaml:"args"`
-	Env   []struct {
-		Name      string `yaml:"name"`
-		Value     string `yaml:"value"`
-		ValueFrom *struct {
-			SecretKeyRef *struct {
-				Name string `yaml:"name"`
-				Key  string `yaml:"key"`
-			} `yaml:"secretKeyRef"`
-		} `yaml:"valueFrom"`
-	} `yaml:"env"`
-	Ports []struct {
-		Name          string `yaml:"name"`
-		ContainerPort int    `yaml:"containerPort"`
-	} `yaml:"ports"`
-	ReadinessProbe *k8sProbe `yaml:"readinessProbe"`
-	LivenessProbe  *k8sProbe `yaml:"livenessProbe"`
-	Resources      struct {
-		Limits map[string]string `yaml:"limits"`
-	} `yaml:"resources"`
-}
-
-type k8sProbe struct {
-	HTTPGet struct {
-		Path string `yaml:"path"`
-		Port string `yaml:"port"`
-	} `yaml:"httpGet"`
-}
-
-func TestK8sSidecar(t *testing.T) {
-	data, err := os.ReadFile("k8s-sidecar.yaml")
-	require.NoError(t, err)
-	var d k8sDeployment
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	require.NoError(t, dec.Decode(&d))
-	assert.Equal(t, "apps/v1", d.APIVersion)
-	assert.Equal(t, "Deployment", d.Kind)
-	assert.Equal(t, 1, d.Spec.Replicas, "more than one replica only with --ha")
-	assert.Greater(t, d.Spec.Template.Spec.TerminationGracePeriodSeconds, 10, "more than --shutdown-timeout")
-
-	cs := d.Spec.Template.Spec.Containers
-	require.Len(t, cs, 2, "the app and the router sidecar")
-	i := slices.IndexFunc(cs, func(c k8sContainer) bool { return c.Name == "binlog-router" })
-	require.GreaterOrEqual(t, i, 0)
-	r := cs[i]
-	assert.Equal(t, []string{"run", "--metrics-addr", ":9090"}, r.Args)
-	require.Len(t, r.Ports, 1)
-	assert.Equal(t, 9090, r.Ports[0].ContainerPort)
-	require.NotNil(t, r.ReadinessProbe)
-	require.NotNil(t, r.LivenessProbe)
-	assert.Equal(t, "/readyz", r.ReadinessProbe.HTTPGet.Path)
-	assert.Equal(t, "/healthz", r.LivenessProbe.HTTPGet.Path)
-	assert.Equal(t, r.Ports[0].Name, r.ReadinessProbe.HTTPGet.Port)
-	assert.Equal(t, r.Ports[0].Name, r.LivenessProbe.HTTPGet.Port)
-	assert.Equal(t, "256Mi", r.Resources.Limits["memory"])
-
-	env := map[string]string{}
-	for _, e := range r.Env {
-		if e.ValueFrom != nil {
-			require.NotNil(t, e.ValueFrom.SecretKeyRef, e.Name)
-			env[e.Name] = "secret:" + e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
-			continue
-		}
-		env[e.Name] = e.Value
-	}
-	assert.Equal(t, "secret:shop-binlog-router/mysql-password", env["BINLOG_ROUTER_MYSQL_PASSWORD"])
-	for _, k := range []string{"MYSQL_ADDR", "MYSQL_USER", "KAFKA_BROKERS", "OUTBOX_TABLE", "NAME", "SERVER_ID"} {
-		assert.NotEmpty(t, env["BINLOG_ROUTER_"+k], k)
-	}
-	assert.Contains(t, string(data), "--ha", "the note on running several replicas")
 }
 
 func keys[V any](m map[string]V) []string {

@@ -37,6 +37,9 @@ var owners = []struct {
 	{"github.com/go-sql-driver/mysql", []string{"internal/binlog", "internal/devenv", "internal/validate",
 		"inbox", "examples/", "test/"},
 		"the MySQL driver is registered by the packages that open connections"},
+	{"k8s.io/", nil, "the Kubernetes types check the manifests in docker/ and are for tests only"},
+	{"sigs.k8s.io/", nil, "the Kubernetes types check the manifests in docker/ and are for tests only"},
+	{"github.com/prometheus-operator/", nil, "the ServiceMonitor type checks the manifests in docker/ and is for tests only"},
 }
 
 func TestImportRules(t *testing.T) {
