@@ -120,6 +120,7 @@ func TestQueriesUseRouterMetrics(t *testing.T) {
 	m.Routed("orders", 10)
 	m.RowError("null_event_type")
 	m.DeadLetter("null_event_type")
+	m.PartitionChanged("orders", 2, 4)
 	metrics.NewReplicaWatch(m, zerolog.Nop(), metrics.ReplicaWatchConfig{}) // sets the refusing-writes gauges
 	fams, err := m.Registry().Gather()
 	if err != nil {
