@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
@@ -40,7 +39,7 @@ func TestInboxMetrics(t *testing.T) {
 	txns = append(txns, []*kgo.Record{rec(0, "ev-3"), rec(0, "ev-4"), rec(0, "ev-2"), rec(1, "poison")})
 	txns = append(txns, []*kgo.Record{rec(0, "ev-5"), rec(1, "ev-8"), rec(1, "ev-9")})
 	produceTransactions(t, k.Brokers, txns)
-	ends := endOffsets(t, k.Brokers, topic)
+	ends := inboxtest.EndOffsets(t, k.Brokers, topic)
 	t.Logf("end offsets (records and transaction markers) %v", ends)
 
 	reg := prometheus.NewRegistry()
@@ -141,25 +140,6 @@ func produceTransactions(t *testing.T, brokers []string, txns [][]*kgo.Record) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// endOffsets are topic's end offsets by partition.
-func endOffsets(t *testing.T, brokers []string, topic string) map[int32]int64 {
-	t.Helper()
-	adm := newAdmin(t, brokers)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	lo, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[int32]int64{}
-	lo.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil {
-			out[o.Partition] = o.Offset
-		}
-	})
-	return out
 }
 
 // metricValues gathers name's series of consumer from reg, keyed by their

@@ -156,12 +156,12 @@ func TestInboxBehindRouterAtLeastOnce(t *testing.T) {
 	const big = 1500
 	kills := 0
 	for round := 0; round < 10; round++ {
-		before := sumOffsets(endOffsets(t, e.kafka.Brokers, topic))
+		before := sumOffsets(inboxtest.EndOffsets(t, e.kafka.Brokers, topic))
 		want += writePaidTx(e, n, big)
 		n += big
 		txn := gtidSeqs(t, e.gtidPos())[0] // the consumer's own transactions come later
 		eventually(t, 60*time.Second, "the router to publish part of the transaction", func() bool {
-			return sumOffsets(endOffsets(t, e.kafka.Brokers, topic)) > before
+			return sumOffsets(inboxtest.EndOffsets(t, e.kafka.Brokers, topic)) > before
 		})
 		r.kill()
 		kills++
@@ -170,11 +170,11 @@ func TestInboxBehindRouterAtLeastOnce(t *testing.T) {
 		eventually(t, 120*time.Second, "the restarted router to publish the transaction", func() bool {
 			return gtidSeqs(t, e.checkpointSet("inbox-alo"))[0] >= txn
 		})
-		if sumOffsets(endOffsets(t, e.kafka.Brokers, topic)) > int64(n) {
+		if sumOffsets(inboxtest.EndOffsets(t, e.kafka.Brokers, topic)) > int64(n) {
 			break // records were published twice
 		}
 	}
-	total := sumOffsets(endOffsets(t, e.kafka.Brokers, topic))
+	total := sumOffsets(inboxtest.EndOffsets(t, e.kafka.Brokers, topic))
 	eventually(t, 120*time.Second, "every record handled", func() bool {
 		s := c.Stats()
 		return s.Processed+s.Duplicates >= total

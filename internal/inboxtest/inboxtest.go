@@ -1,8 +1,8 @@
 // Package inboxtest holds what the tests of the inbox library and the
 // router's end-to-end inbox tests share: the databases a consumer runs
 // against (a private MariaDB and PostgreSQL from internal/devenv), a
-// consumer running in the background, and a plain producer of input
-// records. It is imported by tests only.
+// consumer running in the background, a plain producer of input records
+// and the topics' end offsets. It is imported by tests only.
 package inboxtest
 
 import (
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/inbox"
@@ -119,4 +120,27 @@ func ProduceRecords(t *testing.T, brokers []string, recs []*kgo.Record, opts ...
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// EndOffsets are topic's end offsets by partition.
+func EndOffsets(t *testing.T, brokers []string, topic string) map[int32]int64 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	lo, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int32]int64{}
+	lo.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			out[o.Partition] = o.Offset
+		}
+	})
+	return out
 }
