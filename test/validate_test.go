@@ -216,10 +216,13 @@ func TestValidateServerSettings(t *testing.T) {
 // with the GRANT that fixes it; after running that GRANT, it passes.
 func TestValidatePrivileges(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	e.exec("CREATE USER 'app'@'%' IDENTIFIED BY 'pw'")
+	// A password no other output can contain by chance (a random Kafka
+	// cluster id can hold any two letters).
+	const password = "Vq7-never-printed-3xK"
+	e.exec("CREATE USER 'app'@'%' IDENTIFIED BY '" + password + "'")
 	e.exec("GRANT SELECT ON shop.* TO 'app'@'%'")
 	args := argsWith(e.args("app"), "--mysql-user", "app")
-	pw := []string{"BINLOG_ROUTER_MYSQL_PASSWORD=pw"}
+	pw := []string{"BINLOG_ROUTER_MYSQL_PASSWORD=" + password}
 
 	v := runValidate(t, pw, args...)
 	assert.Equal(t, 1, v.code)
@@ -232,7 +235,7 @@ func TestValidatePrivileges(t *testing.T) {
 	fix := fixOf(t, line)
 	assert.Equal(t, "GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'app'@'%';", fix)
 	assert.NotEmpty(t, v.line("OK", "outbox table shop.outbox"), "SELECT on shop.* is enough for the table")
-	assert.NotContains(t, v.out, "pw", "the password is never printed")
+	assert.NotContains(t, v.out, password, "the password is never printed")
 
 	e.exec(fix)
 	v = runValidate(t, pw, args...)
@@ -240,7 +243,7 @@ func TestValidatePrivileges(t *testing.T) {
 	assert.Equal(t, 0, v.code)
 
 	t.Run("no SELECT on the outbox table", func(t *testing.T) {
-		e.exec("CREATE USER 'repl'@'%' IDENTIFIED BY 'pw'")
+		e.exec("CREATE USER 'repl'@'%' IDENTIFIED BY '" + password + "'")
 		e.exec("GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'repl'@'%'")
 		args := argsWith(e.args("repl"), "--mysql-user", "repl")
 		v := runValidate(t, pw, args...)
