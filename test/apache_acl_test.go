@@ -83,6 +83,7 @@ func (w *aclWorld) readmeGrants() []aclGrant {
 		{kadm.OpRead, "group", "binlog-router-" + w.name, false},
 		{kadm.OpWrite, "transactional-id", "binlog-router-replay-" + w.name + "-", true},
 		{kadm.OpWrite, "transactional-id", "binlog-router-validate-", true},
+		{kadm.OpWrite, "transactional-id", "binlog-router-" + w.name + "#2", false},
 	}
 }
 
@@ -328,6 +329,9 @@ func TestApacheACLs(t *testing.T) {
 		})},
 		{grant: g(13), warns: true, fails: []string{scVal}, want: say(func(w *aclWorld) []string {
 			return []string{"WARN kafka transactions", "initialising a producer with the throwaway transactional id binlog-router-validate-"}
+		})},
+		{grant: g(14), fails: []string{scRun, scHA, scSet, scReset}, want: say(func(w *aclWorld) []string {
+			return []string{"transactional id binlog-router-" + w.name + "#2", "WRITE"}
 		})},
 	}
 	require.Len(t, cases, len(w.readmeGrants()), "one case per README grant")

@@ -17,7 +17,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
-	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // Tests only a real cluster can run, on the shared three-node cluster
@@ -35,7 +34,7 @@ func TestClusterKillLeaderAndCoordinator(t *testing.T) {
 	a := k.Apache
 	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
 	const name = "leaderkill"
-	txnID := kafka.TransactionalID(name)
+	txnIDs := routerTxnIDs(name)
 	r := startRouter(t, e.args(name)...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
 	l := startLoad(t, newWriter(e.db, rng, "agg", 40, 0), 400)
@@ -46,7 +45,7 @@ func TestClusterKillLeaderAndCoordinator(t *testing.T) {
 		node func() int32
 	}{
 		{"the leader of the checkpoint partition", func() int32 { return partitionLeader(t, e, e.checkpointTopic(), 0) }},
-		{"the router's transaction coordinator", func() int32 { return txnCoordinator(t, e, txnID) }},
+		{"the router's transaction coordinator", func() int32 { return txnCoordinator(t, e, txnIDs[0]) }},
 	} {
 		id := victim.node()
 		i := a.NodeIndex(id)
@@ -56,7 +55,7 @@ func TestClusterKillLeaderAndCoordinator(t *testing.T) {
 		// few seconds (it is open most of the time under this load).
 		var state string
 		_ = poll(5*time.Second, func() bool {
-			state = txnState(t, e.kafka.Brokers, txnID)
+			state = txnState(t, e.kafka.Brokers, txnIDs...)
 			return state == "Ongoing"
 		})
 		killed := time.Now()

@@ -18,7 +18,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
-	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // TestCheckpointTopicCompacted lets Apache Kafka's log cleaner compact the
@@ -76,7 +75,7 @@ func TestCheckpointTopicCompacted(t *testing.T) {
 			return drop
 		})
 		require.True(t, proxy.wait(tr, time.Minute), "the router sent no EndTxn within a minute")
-		if txnState(t, e.kafka.Brokers, kafka.TransactionalID(name)) == "Ongoing" {
+		if txnState(t, e.kafka.Brokers, routerTxnIDs(name)...) == "Ongoing" {
 			routerAborts++
 		}
 		r.restart()

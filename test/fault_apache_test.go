@@ -3,13 +3,13 @@ package test
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
-	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // The Apache Kafka counterparts of TestFaultKafkaUnavailable and
@@ -75,7 +75,7 @@ func TestFaultApacheBrokerRestart(t *testing.T) {
 	e.useProxies(proxies)
 	a := k.Apache
 	const name = "restart"
-	txnID := kafka.TransactionalID(name)
+	txnIDs := routerTxnIDs(name)
 	start := func() {
 		time.Sleep(randDur(rng, 2*time.Second, 5*time.Second)) // the outage itself
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -86,7 +86,7 @@ func TestFaultApacheBrokerRestart(t *testing.T) {
 	}
 	outages := []apacheOutage{
 		{"killed at a produce request", kmsg.Produce, func() proxyAction {
-			waitTxnSettled(t, e.kafka.Brokers, txnID)
+			waitTxnSettled(t, e.kafka.Brokers, txnIDs...)
 			a.KillNode(0)
 			return drop
 		}, start},
@@ -95,7 +95,7 @@ func TestFaultApacheBrokerRestart(t *testing.T) {
 			return drop
 		}, start},
 		{"stopped at a random moment", -1, func() proxyAction {
-			waitTxnSettled(t, e.kafka.Brokers, txnID)
+			waitTxnSettled(t, e.kafka.Brokers, txnIDs...)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			if err := a.StopNode(ctx, 0); err != nil {
@@ -154,13 +154,13 @@ func apacheOutages(t *testing.T, rng *rand.Rand, e *env, name string, outages []
 // PrepareAbort): a single node killed then could leave the transaction
 // hanging. It runs in the proxy's goroutine, so it reports and does not
 // stop the test.
-func waitTxnSettled(t testing.TB, brokers []string, id string) {
+func waitTxnSettled(t testing.TB, brokers []string, ids ...string) {
 	var state string
 	var err error
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if state, err = describeTxnState(brokers, id); err == nil && state != "PrepareCommit" && state != "PrepareAbort" {
+		if state, err = describeTxnState(brokers, ids...); err == nil && state != "PrepareCommit" && state != "PrepareAbort" {
 			return
 		}
 	}
-	t.Errorf("transaction %s still %q (%v) after 30s: killing the node anyway", id, state, err)
+	t.Errorf("transaction of %s still %q (%v) after 30s: killing the node anyway", strings.Join(ids, ", "), state, err)
 }

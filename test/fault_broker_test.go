@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -12,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
-	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // TestFaultKafkaBrokerRestart stops the whole (single-broker) cluster for
@@ -41,7 +41,7 @@ func TestFaultKafkaBrokerRestart(t *testing.T) {
 		what := fmt.Sprintf("broker stop %d at a random moment", i+1)
 		if at >= 0 {
 			what = fmt.Sprintf("broker stop %d at the router's %s request", i+1, at.Name())
-			dieAt(t, e.kafka.Cluster, at, kafka.TransactionalID(name))
+			dieAt(t, e.kafka.Cluster, at, routerTxnIDs(name)...)
 		} else {
 			time.Sleep(randDur(rng, 200*time.Millisecond, time.Second))
 		}
@@ -65,10 +65,10 @@ func TestFaultKafkaBrokerRestart(t *testing.T) {
 	t.Logf("broker stops %d, %s", len(moments), v)
 }
 
-// dieAt waits until the transactional producer txnID sends a request of
+// dieAt waits until a transactional producer of txnIDs sends a request of
 // type key and drops it unanswered (closing the connection), as a broker
 // dying at that moment would.
-func dieAt(t *testing.T, c *kfake.Cluster, key kmsg.Key, txnID string) {
+func dieAt(t *testing.T, c *kfake.Cluster, key kmsg.Key, txnIDs ...string) {
 	t.Helper()
 	hit := make(chan struct{})
 	var once sync.Once
@@ -82,7 +82,7 @@ func dieAt(t *testing.T, c *kfake.Cluster, key kmsg.Key, txnID string) {
 				id = *r.TransactionID
 			}
 		}
-		if id != txnID {
+		if !slices.Contains(txnIDs, id) {
 			return nil, nil, false
 		}
 		once.Do(func() { close(hit) })

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // TestCrashSIGKILL kills the router binary with SIGKILL at random moments
@@ -42,15 +40,15 @@ func crashTest(t *testing.T, e *env, delivery string) {
 	kills, minEvents := byMode(5, 20), byMode(3000, 50000)
 	rate := byMode(700, 1000)
 	const name = "crash"
-	txnID := kafka.TransactionalID(name)
+	txnIDs := routerTxnIDs(name)
 	if delivery == "at-least-once" {
-		txnID = "" // the idempotent producer
+		txnIDs = nil // the idempotent producer
 	}
 	var watch crashKills
 	if e.kafka.Cluster != nil {
-		watch = watchTxns(e.kafka.Cluster, txnID)
+		watch = watchTxns(e.kafka.Cluster, txnIDs...)
 	} else if p := proxiedRouter(t, e); p != nil {
-		watch = &apacheKills{t: t, proxy: p, brokers: e.kafka.Brokers, txnID: txnID}
+		watch = &apacheKills{t: t, proxy: p, brokers: e.kafka.Brokers, txnIDs: txnIDs}
 	}
 	t.Logf("broker %s", e.brokerName())
 	r := startRouter(t, e.args(name, "--delivery", delivery)...)

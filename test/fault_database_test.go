@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // TestFaultDatabaseRestart kills mariadbd (SIGKILL) and starts it again
@@ -20,7 +18,7 @@ func TestFaultDatabaseRestart(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	var watch *txnWatch
 	if e.kafka.Cluster != nil {
-		watch = watchTxns(e.kafka.Cluster, kafka.TransactionalID("dbrestart"))
+		watch = watchTxns(e.kafka.Cluster, routerTxnIDs("dbrestart")...)
 	}
 	r := startRouter(t, e.args("dbrestart")...)
 	col := newCollector(t, e.kafka.Brokers, e.topicRegex())

@@ -16,7 +16,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
-	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
@@ -46,16 +45,16 @@ const rollingRecoveryBound = 40 * time.Second
 // under load, a collector reading what it publishes, and the counts of
 // what moved.
 type rolling struct {
-	t     *testing.T
-	rng   *rand.Rand
-	a     *devenv.ApacheKafka
-	e     *env
-	txnID string
-	types []string // event types, so topics prefix.type
-	r     *router
-	col   *collector
-	l     *load
-	cl    *kgo.Client
+	t      *testing.T
+	rng    *rand.Rand
+	a      *devenv.ApacheKafka
+	e      *env
+	txnIDs []string
+	types  []string // event types, so topics prefix.type
+	r      *router
+	col    *collector
+	l      *load
+	cl     *kgo.Client
 
 	restarts         int
 	controllerMoves  int
@@ -72,7 +71,7 @@ func startRolling(t *testing.T, name string, rate int, types ...string) *rolling
 	rng := faultRand(t)
 	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
 	w := newWriter(e.db, rng, "agg", 40, 0, types...)
-	rg := &rolling{t: t, rng: rng, a: k.Apache, e: e, txnID: kafka.TransactionalID(name), types: w.types, cl: e.kafkaClient()}
+	rg := &rolling{t: t, rng: rng, a: k.Apache, e: e, txnIDs: routerTxnIDs(name), types: w.types, cl: e.kafkaClient()}
 	rg.r = startRouter(t, e.args(name, "--delivery", string(relay.ExactlyOnce))...)
 	rg.col = newCollector(t, k.Brokers, e.topicRegex())
 	rg.l = startLoad(t, w, rate)
@@ -91,7 +90,7 @@ func (rg *rolling) restart(i int, kill bool) {
 	t.Helper()
 	rg.restarts++
 	id := rg.a.NodeID(i)
-	ctrl, coord := rg.controller(), txnCoordinator(t, rg.e, rg.txnID)
+	ctrl, coord := rg.controller(), txnCoordinator(t, rg.e, rg.txnIDs[0])
 	how := "stopped (SIGTERM)"
 	if kill {
 		how = "killed (SIGKILL)"
@@ -108,7 +107,7 @@ func (rg *rolling) restart(i int, kill bool) {
 		rg.worstDown = max(rg.worstDown, time.Since(began))
 	}
 	rg.progress(what, began)
-	newCtrl, newCoord := rg.controller(), txnCoordinator(t, rg.e, rg.txnID)
+	newCtrl, newCoord := rg.controller(), txnCoordinator(t, rg.e, rg.txnIDs[0])
 	if newCtrl != ctrl {
 		rg.controllerMoves++
 	}
@@ -253,12 +252,12 @@ func TestFaultRollingRestart(t *testing.T) {
 func TestFaultRollingKillCoordinator(t *testing.T) {
 	const kills = 10
 	rg := startRolling(t, "rollkill", 1000)
-	probe, err := newTxnProbe(rg.e.kafka.Brokers, rg.txnID)
+	probe, err := newTxnProbe(rg.e.kafka.Brokers, rg.txnIDs...)
 	require.NoError(t, err)
 	defer probe.close()
 	open := 0
 	for range kills {
-		i := rg.a.NodeIndex(txnCoordinator(t, rg.e, rg.txnID))
+		i := rg.a.NodeIndex(txnCoordinator(t, rg.e, rg.txnIDs[0]))
 		require.GreaterOrEqual(t, i, 0)
 		time.Sleep(randDur(rg.rng, 100*time.Millisecond, 700*time.Millisecond))
 		if poll(5*time.Second, probe.ongoing) == nil {

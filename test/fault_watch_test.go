@@ -2,6 +2,7 @@ package test
 
 import (
 	"encoding/binary"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,7 +14,8 @@ import (
 // txnWatch follows, on the in-process kfake, whether a transactional
 // producer has a Kafka transaction open: a transactional produce or
 // AddPartitionsToTxn opens one, EndTxn or a new InitProducerID ends it.
-// With txnID "" it watches the produce requests of idempotent producers.
+// The producer uses the txnIDs in turn (routerTxnIDs); with none it
+// watches the produce requests of idempotent producers.
 type txnWatch struct {
 	onProduce atomic.Pointer[func()] // run once at the next transactional produce
 	open      atomic.Bool
@@ -21,11 +23,17 @@ type txnWatch struct {
 	skip      atomic.Pointer[[16]byte] // a topic id (produce v13+ names topics by id)
 }
 
-func watchTxns(c *kfake.Cluster, txnID string) *txnWatch {
+func watchTxns(c *kfake.Cluster, txnIDs ...string) *txnWatch {
 	w := &txnWatch{}
+	ours := func(id string) bool {
+		if len(txnIDs) == 0 {
+			return id == ""
+		}
+		return slices.Contains(txnIDs, id)
+	}
 	observe := func(key kmsg.Key, id func(kmsg.Request) string, open bool) {
 		c.ControlKey(int16(key), func(req kmsg.Request) (kmsg.Response, error, bool) {
-			if id(req) == txnID {
+			if ours(id(req)) {
 				w.open.Store(open)
 			}
 			return nil, nil, false
@@ -37,7 +45,7 @@ func watchTxns(c *kfake.Cluster, txnID string) *txnWatch {
 		if p.TransactionID != nil {
 			id = *p.TransactionID
 		}
-		if id != txnID {
+		if !ours(id) {
 			return "-"
 		}
 		if f := w.onProduce.Swap(nil); f != nil {
@@ -52,7 +60,7 @@ func watchTxns(c *kfake.Cluster, txnID string) *txnWatch {
 				w.records.Add(int64(batchRecords(pp.Records)))
 			}
 		}
-		return txnID
+		return id
 	}, true)
 	observe(kmsg.AddPartitionsToTxn, func(r kmsg.Request) string {
 		return r.(*kmsg.AddPartitionsToTxnRequest).TransactionalID

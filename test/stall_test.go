@@ -1,7 +1,6 @@
 package test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"syscall"
@@ -11,8 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // TestStallPastTransactionTimeout stops the router (SIGSTOP) while a Kafka
@@ -34,17 +31,14 @@ func TestStallPastTransactionTimeout(t *testing.T) {
 	}
 	t.Logf("broker %s", e.brokerName())
 	const name = "stall"
-	txnID := kafka.TransactionalID(name)
-	adm := e.admin()
+	probe, err := newTxnProbe(e.kafka.Brokers, routerTxnIDs(name)...)
+	require.NoError(t, err)
+	defer probe.close()
 	describe := func() kadm.DescribedTransaction {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		txns, err := adm.DescribeTransactions(ctx, txnID)
+		d, err := probe.describe()
 		require.NoError(t, err)
-		d, ok := txns[txnID]
-		require.True(t, ok, "no state for %s", txnID)
-		require.NoError(t, d.Err)
+		require.NotEmpty(t, d.State, "no state for %s", strings.Join(probe.ids, ", "))
 		return d
 	}
 	// Kafka transactions of about 1 s: open nearly all the time.

@@ -15,7 +15,6 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/gtid"
-	"github.com/binlog-router/binlog-router/internal/kafka"
 )
 
 // The stop suite: a SIGTERM is exact (the stored checkpoint covers
@@ -255,7 +254,7 @@ func TestStopApacheBrokerRestartDuringDrain(t *testing.T) {
 				return // the router sent no EndTxn after pause: no outage
 			}
 		} else {
-			waitTxnSettled(t, e.kafka.Brokers, kafka.TransactionalID(name))
+			waitTxnSettled(t, e.kafka.Brokers, routerTxnIDs(name)...)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()

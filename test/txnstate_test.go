@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,15 +12,25 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
+// routerTxnIDs are the transactional ids a router of name uses in turn
+// with the default --kafka-transactions.
+func routerTxnIDs(name string) []string {
+	return kafka.TransactionalIDs(name, relay.DefaultKafkaTransactions)
+}
+
 // txnState returns the state Kafka's transaction coordinator holds for
-// the transactional id (Empty, Ongoing, PrepareCommit, CompleteCommit,
-// PrepareAbort, CompleteAbort, ...), "" when it does not know the id. It
-// waits while the coordinator is loading or moving.
-func txnState(t testing.TB, brokers []string, id string) string {
+// the transaction of the ids (routerTxnIDs; see txnProbe.describe):
+// Empty, Ongoing, PrepareCommit, CompleteCommit, PrepareAbort,
+// CompleteAbort, ..., or "" when it knows none of them. It waits while the
+// coordinator is loading or moving.
+func txnState(t testing.TB, brokers []string, ids ...string) string {
 	t.Helper()
-	d, err := describeTxn(brokers, id)
+	d, err := describeTxn(brokers, ids...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,16 +38,15 @@ func txnState(t testing.TB, brokers []string, id string) string {
 }
 
 // describeTxnState is txnState for goroutines that cannot fail a test.
-func describeTxnState(brokers []string, id string) (string, error) {
-	d, err := describeTxn(brokers, id)
+func describeTxnState(brokers []string, ids ...string) (string, error) {
+	d, err := describeTxn(brokers, ids...)
 	return d.State, err
 }
 
-// describeTxn describes the transactional id (the zero value when the
-// coordinator does not know it), waiting while the coordinator is loading
-// or moving.
-func describeTxn(brokers []string, id string) (kadm.DescribedTransaction, error) {
-	p, err := newTxnProbe(brokers, id)
+// describeTxn describes the transaction of the ids (txnProbe.describe),
+// waiting while the coordinator is loading or moving.
+func describeTxn(brokers []string, ids ...string) (kadm.DescribedTransaction, error) {
+	p, err := newTxnProbe(brokers, ids...)
 	if err != nil {
 		return kadm.DescribedTransaction{}, err
 	}
@@ -44,53 +54,66 @@ func describeTxn(brokers []string, id string) (kadm.DescribedTransaction, error)
 	return p.describe()
 }
 
-// txnProbe asks the transaction coordinator about one transactional id
-// over one client, for tests that ask often.
+// txnProbe asks the transaction coordinator about the transactional ids
+// one producer uses in turn, over one client, for tests that ask often.
 type txnProbe struct {
 	cl  *kgo.Client
 	adm *kadm.Client
-	id  string
+	ids []string
 }
 
-func newTxnProbe(brokers []string, id string) (*txnProbe, error) {
+func newTxnProbe(brokers []string, ids ...string) (*txnProbe, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		return nil, err
 	}
-	return &txnProbe{cl: cl, adm: kadm.NewClient(cl), id: id}, nil
+	return &txnProbe{cl: cl, adm: kadm.NewClient(cl), ids: ids}, nil
 }
 
 func (p *txnProbe) close() { p.cl.Close() }
 
-// ongoing reports whether the id's transaction is open (false when it
-// cannot be told within 30 s).
+// ongoing reports whether the producer's transaction is open (false when
+// it cannot be told within 30 s).
 func (p *txnProbe) ongoing() bool {
 	d, err := p.describe()
 	return err == nil && d.State == "Ongoing"
 }
 
+// describe returns the state of the first id whose transaction is not
+// finished (Ongoing or Prepare*: the producer's current one, as it begins
+// a transaction only once the one before is committed), or else of the
+// first id the coordinator knows; the zero value when it knows none.
 func (p *txnProbe) describe() (kadm.DescribedTransaction, error) {
 	var none kadm.DescribedTransaction
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		txns, err := p.adm.DescribeTransactions(ctx, p.id)
+		txns, err := p.adm.DescribeTransactions(ctx, p.ids...)
 		cancel()
-		if err == nil {
-			d, ok := txns[p.id]
-			switch {
-			case !ok || errors.Is(d.Err, kerr.TransactionalIDNotFound):
-				return none, nil
-			case d.Err == nil:
-				return d, nil
+		if err == nil || errors.Is(err, kerr.TransactionalIDNotFound) {
+			var found *kadm.DescribedTransaction
+			for _, id := range p.ids {
+				d, ok := txns[id]
+				switch {
+				case !ok || errors.Is(d.Err, kerr.TransactionalIDNotFound):
+					continue
+				case d.Err != nil:
+					err = d.Err
+				case d.State == "Ongoing" || strings.HasPrefix(d.State, "Prepare"):
+					return d, nil
+				case found == nil:
+					found = &d
+				}
 			}
-			err = d.Err
-		}
-		if errors.Is(err, kerr.TransactionalIDNotFound) {
-			return none, nil
+			if err == nil || errors.Is(err, kerr.TransactionalIDNotFound) {
+				if found != nil {
+					return *found, nil
+				}
+				return none, nil
+			}
 		}
 		if time.Now().After(deadline) {
-			return none, fmt.Errorf("describing transactional id %s: %w", p.id, err)
+			return none, fmt.Errorf("describing transactional ids %s: %w", strings.Join(p.ids, ", "), err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -99,13 +122,13 @@ func (p *txnProbe) describe() (kadm.DescribedTransaction, error) {
 // apacheKills is the crash loop's view of an Apache Kafka broker: the
 // router reaches it through proxy, which can kill the router at its next
 // produce request, and the transaction coordinator, asked once the router
-// is dead, tells whether its transaction txnID was open ("" for the
-// idempotent producer of at-least-once, which has none).
+// is dead, tells whether its transaction (of txnIDs) was open (none for
+// the idempotent producer of at-least-once, which has no transaction).
 type apacheKills struct {
 	t       testing.TB
 	proxy   *kafkaProxy
 	brokers []string
-	txnID   string
+	txnIDs  []string
 }
 
 func (a *apacheKills) kill(kill func()) bool {
@@ -133,12 +156,12 @@ func (a *apacheKills) killAtProduce(kill func(), timeout time.Duration) (open, h
 // open reports whether the dead router's transaction is Ongoing, waiting
 // up to wait for it to become so.
 func (a *apacheKills) open(wait time.Duration) bool {
-	if a.txnID == "" {
+	if len(a.txnIDs) == 0 {
 		return false
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		if txnState(a.t, a.brokers, a.txnID) == "Ongoing" {
+		if txnState(a.t, a.brokers, a.txnIDs...) == "Ongoing" {
 			return true
 		}
 		if time.Now().After(deadline) {

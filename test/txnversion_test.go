@@ -45,7 +45,8 @@ func TestTransactionVersion0(t *testing.T) {
 // and returns how far its producer epoch moved over them.
 func commitsEpochBump(t *testing.T, e *env, n int) int {
 	const name = "epochs"
-	r := startRouter(t, e.args(name)...)
+	// One transactional id: every commit moves its epoch.
+	r := startRouter(t, e.args(name, "--kafka-transactions=1")...)
 	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
 	e.writeEvents("Epoch", 1)
 	c.read(1, 60*time.Second)

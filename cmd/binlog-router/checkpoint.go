@@ -287,7 +287,7 @@ func writeCheckpoint(ctx context.Context, cfg *config.Config, verb, text string,
 	if err := kafka.EnsureCheckpointTopic(ctx, adm, cfg.CheckpointTopic); err != nil {
 		return err
 	}
-	if err := kafka.WriteCheckpoint(ctx, rec, kafka.TransactionalID(cfg.Name), cfg.KafkaOpts()...); err != nil {
+	if err := kafka.WriteCheckpoint(ctx, rec, kafka.TransactionalIDs(cfg.Name, cfg.KafkaTransactions), cfg.KafkaOpts()...); err != nil {
 		return err
 	}
 	was := "none"
@@ -387,12 +387,12 @@ func newCheckpoint(ctx context.Context, cfg *config.Config, reader *binlog.Reade
 // single sign is proof either way, and --force overrides.
 func refuseIfActive(ctx context.Context, cfg *config.Config, adm *kadm.Client, old *checkpoint.Checkpoint, reader *binlog.Reader, log zerolog.Logger) error {
 	owner := checkpoint.Owner{
-		Group:           kafka.GroupID(cfg.Name),
-		TransactionalID: kafka.TransactionalID(cfg.Name),
-		ServerID:        uint32(cfg.ServerID),
-		IdleCheckpoint:  cfg.IdleCheckpoint,
+		Group:            kafka.GroupID(cfg.Name),
+		TransactionalIDs: kafka.TransactionalIDs(cfg.Name, cfg.KafkaTransactions),
+		ServerID:         uint32(cfg.ServerID),
+		IdleCheckpoint:   cfg.IdleCheckpoint,
 	}
-	activity, err := kafka.DescribeActivity(ctx, adm, owner.Group, owner.TransactionalID)
+	activity, err := kafka.DescribeActivity(ctx, adm, owner.Group, owner.TransactionalIDs...)
 	if err != nil {
 		return fmt.Errorf("checking whether router %q is running: %w; use --force to skip the check", cfg.Name, err)
 	}

@@ -15,10 +15,10 @@ const OperatorMark = " (checkpoint set)"
 // Owner names the router that writes a checkpoint, as ActiveSigns looks
 // for it.
 type Owner struct {
-	Group           string        // its election group (--ha)
-	TransactionalID string        // its transactional id (exactly-once)
-	ServerID        uint32        // its --server-id: its replica id on the source
-	IdleCheckpoint  time.Duration // its --idle-checkpoint
+	Group            string        // its election group (--ha)
+	TransactionalIDs []string      // its transactional ids (exactly-once)
+	ServerID         uint32        // its --server-id: its replica id on the source
+	IdleCheckpoint   time.Duration // its --idle-checkpoint
 }
 
 // ActiveSigns returns every sign that the router o is running, in words
@@ -52,7 +52,7 @@ func ActiveSigns(ctx context.Context, a Activity, source *sql.DB, o Owner, store
 		signs = append(signs, fmt.Sprintf("its election group %q has members %s", o.Group, strings.Join(a.Members, ", ")))
 	}
 	if a.InTransaction() {
-		signs = append(signs, fmt.Sprintf("its transactional id %q is in state %s since %s", o.TransactionalID, a.TxnState, a.TxnStart.Format(time.RFC3339)))
+		signs = append(signs, fmt.Sprintf("its transactional id %q is in state %s since %s", a.TransactionalID, a.TxnState, a.TxnStart.Format(time.RFC3339)))
 	}
 	if stored != nil && !strings.HasSuffix(stored.Version, OperatorMark) {
 		if age := time.Since(stored.Time); age < 2*o.IdleCheckpoint {
@@ -74,10 +74,14 @@ func ActiveSigns(ctx context.Context, a Activity, source *sql.DB, o Owner, store
 
 // Activity is what Kafka shows about the routers that write one
 // checkpoint: the members of their election group and the state of their
-// transactional id.
+// transactional ids.
 type Activity struct {
 	// Members are the election group's members as "client-id@host".
 	Members []string
+	// TransactionalID is the id TxnState describes: the first of the
+	// router's ids with a transaction not finished, or else the first
+	// Kafka knows.
+	TransactionalID string
 	// TxnState is the transactional id's state (Empty, Ongoing,
 	// PrepareCommit, CompleteCommit, ...); "" when Kafka does not know the
 	// id (no exactly-once router of that name ran, or the id expired).

@@ -94,6 +94,7 @@ func (c *Config) RelayConfig(log zerolog.Logger, version string, m relay.Metrics
 		Route:              c.RouteConfig(),
 		Cadence:            c.Cadence,
 		TransactionTimeout: c.TransactionTimeout,
+		KafkaTransactions:  c.KafkaTransactions,
 		KafkaTimeout:       c.KafkaTimeout,
 		ProducerLimits:     c.ProducerLimits,
 		AutoCreateTopics:   &auto,

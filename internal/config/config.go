@@ -55,6 +55,7 @@ type Config struct {
 	Compression        string        // --compression none|snappy|lz4|zstd|gzip
 	MemoryLimit        int64         // --memory-limit: the Go runtime's soft memory limit (GOMEMLIMIT wins)
 	TransactionTimeout time.Duration // --transaction-timeout
+	KafkaTransactions  int           // --kafka-transactions: transactional ids used in turn
 	KafkaTimeout       time.Duration // --kafka-timeout
 	ShutdownTimeout    time.Duration // --shutdown-timeout
 	// ProducerLimits are --max-buffered-records, --max-buffered-bytes and

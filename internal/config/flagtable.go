@@ -96,6 +96,7 @@ var flagTable = []flagSpec{
 	flagOf(Router, "memory-limit", int64(96<<20), "soft memory limit of the Go runtime in bytes (env GOMEMLIMIT wins); with it the garbage collector runs less often (GOGC=400 unless GOGC is set)", func(c *Config) *int64 { return &c.MemoryLimit }).ignoredBy(CmdReplay),
 	flagOf(Router, "kafka-timeout", relay.DefaultKafkaTimeout, "stop with an error when Kafka cannot take a record, flush or commit for this long", func(c *Config) *time.Duration { return &c.KafkaTimeout }).ignoredBy(CmdReplay),
 	flagOf(Router, "transaction-timeout", relay.DefaultTransactionTimeout, "Kafka transaction timeout", func(c *Config) *time.Duration { return &c.TransactionTimeout }),
+	flagOf(Router, "kafka-transactions", relay.DefaultKafkaTransactions, "exactly-once: Kafka transactional ids used in turn (binlog-router-<name>, then #2 ...), so that a transaction produces while the one before is still being completed", func(c *Config) *int { return &c.KafkaTransactions }),
 	flagOf(Router, "shutdown-timeout", relay.DefaultShutdownTimeout, "on SIGTERM, time allowed to finish and commit", func(c *Config) *time.Duration { return &c.ShutdownTimeout }).ignoredBy(CmdReplay),
 
 	// Operations.

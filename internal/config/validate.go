@@ -79,6 +79,7 @@ func (c *Config) bounds(connErr, presetErr error) []bound {
 		{flag: "compression", err: compressionErr},
 		{flag: "start", err: checkpoint.CheckStart(c.Start)},
 		{flag: "server-id", value: uint64(c.ServerID), min: 1, max: 1<<32 - 1, why: "unique among the server's replicas"},
+		{flag: "kafka-transactions", value: uint64(c.KafkaTransactions), min: 1, max: 4, why: "1 waits for each transaction's markers before the next one produces"},
 		{flag: "name", missing: c.Name == "", msg: "--name is empty"},
 	}...)
 }

@@ -14,10 +14,11 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 )
 
-// DescribeActivity reads the members of group and the state of
-// transactionalID. A group or id that Kafka does not know is no activity,
-// not an error.
-func DescribeActivity(ctx context.Context, adm *kadm.Client, group, transactionalID string) (checkpoint.Activity, error) {
+// DescribeActivity reads the members of group and the state of the
+// transactional ids (the first in a transaction, or else the first Kafka
+// knows: Activity.TransactionalID). A group or id that Kafka does not know
+// is no activity, not an error.
+func DescribeActivity(ctx context.Context, adm *kadm.Client, group string, transactionalIDs ...string) (checkpoint.Activity, error) {
 	var a checkpoint.Activity
 	var groups kadm.DescribedGroups
 	err := retryCoordinator(ctx, func() error {
@@ -43,8 +44,30 @@ func DescribeActivity(ctx context.Context, adm *kadm.Client, group, transactiona
 			a.Members = append(a.Members, m.ClientID+"@"+strings.TrimPrefix(m.ClientHost, "/"))
 		}
 	}
+	for _, id := range transactionalIDs {
+		t, err := describeTransaction(ctx, adm, id)
+		if err != nil {
+			return a, err
+		}
+		if t.TxnState == "" || (a.TxnState != "" && !t.InTransaction()) {
+			continue
+		}
+		t.Members = a.Members
+		a = t
+		if a.InTransaction() {
+			break
+		}
+	}
+	return a, nil
+}
+
+// describeTransaction reads the state of transactionalID into an
+// Activity without members; its TxnState is "" when Kafka does not know
+// the id.
+func describeTransaction(ctx context.Context, adm *kadm.Client, transactionalID string) (checkpoint.Activity, error) {
+	a := checkpoint.Activity{TransactionalID: transactionalID}
 	var txns kadm.DescribedTransactions
-	err = retryCoordinator(ctx, func() error {
+	err := retryCoordinator(ctx, func() error {
 		var err error
 		txns, err = adm.DescribeTransactions(ctx, transactionalID)
 		if err == nil {

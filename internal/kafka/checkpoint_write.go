@@ -11,19 +11,26 @@ import (
 	"github.com/binlog-router/binlog-router/internal/acl"
 )
 
-// Write stores rec (from Checkpoint.Record or Tombstone) in its own Kafka
-// transaction of transactionalID and returns once that is committed and
+// WriteCheckpoint stores rec (from Checkpoint.Record or Tombstone) in its
+// own Kafka transaction of transactionalIDs[0], after fencing the others
+// (Fence), and returns once that is committed and
 // read_committed readers (Load) see it: Apache Kafka writes the commit
 // marker after EndTxn returns, and until then the topic's last stable
 // offset stays before the record.
 // opts are the connection options of a client Write creates and closes.
 //
-// Initialising transactionalID first fences every other producer using it
-// (a running exactly-once router of that id fails its next commit and
-// stops) and aborts its open transaction, so the record written is the
-// last one for the key until a router starts again. An at-least-once
-// router uses no transactional id and is not fenced.
-func WriteCheckpoint(ctx context.Context, rec *kgo.Record, transactionalID string, opts ...kgo.Opt) error {
+// Initialising the router's transactional ids first fences every other
+// producer using them (a running exactly-once router fails its next
+// commit and stops) and ends their open transactions, so the record
+// written is the last one for the key until a router starts again. An
+// at-least-once router uses no transactional id and is not fenced.
+func WriteCheckpoint(ctx context.Context, rec *kgo.Record, transactionalIDs []string, opts ...kgo.Opt) error {
+	for _, id := range transactionalIDs[1:] {
+		if err := Fence(ctx, id, opts...); err != nil {
+			return err
+		}
+	}
+	transactionalID := transactionalIDs[0]
 	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, opts...),
 		kgo.TransactionalID(transactionalID),
 		kgo.TransactionTimeout(30*time.Second),
@@ -80,3 +87,21 @@ func waitStable(ctx context.Context, adm *kadm.Client, rec *kgo.Record) error {
 // last stable offset back until it ends, at the latest after its
 // transaction timeout (the router's default 60 s).
 const visibleWait = 90 * time.Second
+
+// Fence initialises transactionalID with a client of its own and closes
+// it: every producer of that id is fenced, and its open transaction ended
+// by Kafka, when it returns nil.
+func Fence(ctx context.Context, transactionalID string, opts ...kgo.Opt) error {
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, opts...),
+		kgo.TransactionalID(transactionalID),
+		kgo.TransactionTimeout(30*time.Second),
+	)...)
+	if err != nil {
+		return fmt.Errorf("kafka client: %w", err)
+	}
+	defer cl.Close()
+	if _, _, err := cl.ProducerID(ctx); err != nil {
+		return fmt.Errorf("initialising transactional producer %q: %w", transactionalID, acl.Hint(err, "WRITE", acl.TransactionalID(transactionalID)))
+	}
+	return nil
+}

@@ -19,8 +19,23 @@ import (
 // elect their active instance.
 func GroupID(name string) string { return "binlog-router-" + name }
 
-// TransactionalID is the Kafka transactional id of a router name.
+// TransactionalID is the Kafka transactional id of a router name: the
+// first of its TransactionalIDs.
 func TransactionalID(name string) string { return "binlog-router-" + name }
+
+// TransactionalIDs are the n transactional ids an exactly-once router of
+// name uses in turn (SessionConfig.TransactionalIDs): TransactionalID(name),
+// then TransactionalID(name) + "#2", "#3", and so on.
+func TransactionalIDs(name string, n int) []string {
+	ids := make([]string, max(n, 1))
+	for i := range ids {
+		ids[i] = TransactionalID(name)
+		if i > 0 {
+			ids[i] += fmt.Sprintf("#%d", i+1)
+		}
+	}
+	return ids
+}
 
 // ElectConfig configures an Elector.
 type ElectConfig struct {

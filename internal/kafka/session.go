@@ -23,10 +23,14 @@ var ErrCommitUnknown = errors.New("commit outcome unknown")
 
 // SessionConfig configures a Session.
 type SessionConfig struct {
-	// Producer configures the session's producer: transactional
-	// (exactly-once) when it has a TransactionalID, idempotent otherwise.
-	// Its BatchMaxBytes is the session's topic limits.
+	// Producer configures the session's producers; its TransactionalID
+	// is ignored (TransactionalIDs). Its BatchMaxBytes is the session's
+	// topic limits.
 	Producer Config
+	// TransactionalIDs makes the session transactional (exactly-once):
+	// one producer per id, whose transactions are used in turn (see
+	// Commit). None makes it one idempotent producer (at-least-once).
+	TransactionalIDs []string
 	// Name is the router's --name: the key of its checkpoint.
 	Name string
 	// CheckpointTopic is the compacted topic of the checkpoints.
@@ -43,7 +47,8 @@ type SessionConfig struct {
 // contract there.
 type Session struct {
 	cfg    SessionConfig
-	p      *Producer
+	ps     []*Producer // one per transactional id, or the idempotent one
+	cur    int         // index in ps of the open or next transaction's producer
 	limits *TopicLimits
 	closed bool
 }
@@ -56,21 +61,33 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 		return nil, err
 	}
 	pc.BatchMaxBytes = limits.BatchMax
-	p, err := New(pc)
-	if err != nil {
-		limits.Close()
-		return nil, err
+	s := &Session{cfg: cfg, limits: limits}
+	ids := cfg.TransactionalIDs
+	if len(ids) == 0 {
+		ids = []string{""}
 	}
-	return &Session{cfg: cfg, p: p, limits: limits}, nil
+	for _, id := range ids {
+		pc.TransactionalID = id
+		p, err := New(pc)
+		if err != nil {
+			s.closeClients()
+			return nil, err
+		}
+		s.ps = append(s.ps, p)
+	}
+	return s, nil
 }
 
-func (s *Session) transactional() bool { return s.cfg.Producer.TransactionalID != "" }
+func (s *Session) transactional() bool { return len(s.cfg.TransactionalIDs) > 0 }
+
+// p is the producer of the open or next transaction.
+func (s *Session) p() *Producer { return s.ps[s.cur] }
 
 // Open creates the checkpoint topic if it is missing, reads its batch
-// limit, initialises the producer (fencing older producers of the id and
-// aborting their open transaction), waits until the checkpoint partition
-// has settled (Settle) and returns the last committed checkpoint of Name,
-// or nil when none is stored.
+// limit, initialises the producers (fencing older producers of every id
+// and ending their open transactions), waits until the checkpoint
+// partition has settled (Settle) and returns the last committed
+// checkpoint of Name, or nil when none is stored.
 func (s *Session) Open(ctx context.Context) (*checkpoint.Checkpoint, error) {
 	adm, err := NewAdmin(s.cfg.Producer.Kafka...)
 	if err != nil {
@@ -86,8 +103,10 @@ func (s *Session) Open(ctx context.Context) (*checkpoint.Checkpoint, error) {
 	if _, err := s.limits.Of(ctx, s.cfg.CheckpointTopic); err != nil {
 		return nil, err
 	}
-	if err := s.p.Init(ctx); err != nil {
-		return nil, err
+	for _, p := range s.ps {
+		if err := p.Init(ctx); err != nil {
+			return nil, err
+		}
 	}
 	st, err := Settle(ctx, s.cfg.CheckpointTopic, s.cfg.SettleWait, s.cfg.Producer.Kafka...)
 	if err != nil {
@@ -123,10 +142,10 @@ func (s *Session) Produce(ctx context.Context, rec *kgo.Record) error {
 	if err := s.cfg.Producer.Partitions.Err(); err != nil {
 		return err
 	}
-	if err := s.p.Begin(); err != nil {
+	if err := s.p().Begin(); err != nil {
 		return err
 	}
-	s.p.Produce(ctx, rec)
+	s.p().Produce(ctx, rec)
 	return nil
 }
 
@@ -134,6 +153,17 @@ func (s *Session) Produce(ctx context.Context, rec *kgo.Record) error {
 // exactly-once in the same transaction, which it then commits;
 // at-least-once once they are acknowledged, without waiting for cp's own
 // acknowledgement (the next Commit or Close waits for it).
+//
+// Exactly-once, a nil return means the transaction is committed: Kafka
+// decided it, and its markers make its records and cp visible to
+// read_committed consumers, in offset order, shortly after. The next
+// transaction uses the next transactional id in turn, so that it produces
+// while Kafka still writes this one's markers: with one id, Apache Kafka
+// answers the next transaction's first produce with
+// CONCURRENT_TRANSACTIONS until then. Its records follow this one's in
+// every partition (they are produced after this one's are acknowledged),
+// and a partition's last stable offset stays before this one's records
+// until its marker is written, so consumers still see binlog order.
 func (s *Session) Commit(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	rec, err := cp.Record(s.cfg.CheckpointTopic)
 	if err != nil {
@@ -148,7 +178,7 @@ func (s *Session) Commit(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		}
 		// Records go on flowing while the checkpoint is acknowledged: its
 		// produce outlives ctx, and Close waits for it.
-		s.p.Produce(context.WithoutCancel(ctx), rec)
+		s.p().Produce(context.WithoutCancel(ctx), rec)
 		return nil
 	}
 	if err := s.Produce(ctx, rec); err != nil {
@@ -162,17 +192,18 @@ func (s *Session) Commit(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if err := s.cfg.Producer.Partitions.Err(); err != nil {
 		return err
 	}
-	if err := s.p.Commit(ctx); err != nil {
+	if err := s.p().Commit(ctx); err != nil {
 		return fmt.Errorf("%w: committing Kafka transaction with checkpoint %s: %w", ErrCommitUnknown, cp.GTIDSet, err)
 	}
+	s.cur = (s.cur + 1) % len(s.ps)
 	return nil
 }
 
 // flush waits for every record produced so far; a record that failed
 // ends the wait at once and is returned, named (Describe).
 func (s *Session) flush(ctx context.Context) error {
-	err := s.p.Flush(ctx)
-	if perr := s.p.Err(); perr != nil {
+	err := s.p().Flush(ctx)
+	if perr := s.p().Err(); perr != nil {
 		return fmt.Errorf("producing records: %w", perr)
 	}
 	if err != nil {
@@ -191,13 +222,13 @@ func (s *Session) Abort(ctx context.Context, cause error) {
 	switch {
 	case s.closed:
 	case !s.transactional():
-		if err := s.p.cl.AbortBufferedRecords(ctx); err != nil {
+		if err := s.p().cl.AbortBufferedRecords(ctx); err != nil {
 			s.cfg.Log.Debug().Err(err).Msg("dropping buffered records")
 		}
 	case StaleEpoch(cause):
-		s.p.Drop(ctx)
+		s.p().Drop(ctx)
 	default:
-		s.p.Abort(ctx)
+		s.p().Abort(ctx)
 	}
 }
 
@@ -211,10 +242,18 @@ func (s *Session) Close(ctx context.Context) error {
 	}
 	s.closed = true
 	err := s.flush(ctx)
-	s.p.Close()
-	s.limits.Close()
+	s.closeClients()
 	return err
 }
 
-// Buffered is the number of records produced and not yet acknowledged.
-func (s *Session) Buffered() int64 { return s.p.Buffered() }
+func (s *Session) closeClients() {
+	for _, p := range s.ps {
+		p.Close()
+	}
+	s.limits.Close()
+}
+
+// Buffered is the number of records produced and not yet acknowledged:
+// only the producer of the open transaction has any (Commit waits for
+// every record of the one before).
+func (s *Session) Buffered() int64 { return s.p().Buffered() }

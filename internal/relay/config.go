@@ -63,6 +63,11 @@ type Config struct {
 	// TransactionTimeout is the Kafka transaction timeout. Default
 	// DefaultTransactionTimeout.
 	TransactionTimeout time.Duration
+	// KafkaTransactions is the number of transactional ids an exactly-once
+	// relay uses in turn (kafka.TransactionalIDs), so that a transaction
+	// produces while the one before still has its markers written. Default
+	// DefaultKafkaTransactions.
+	KafkaTransactions int
 	// ProducerLimits bound franz-go's produce buffer and record batches
 	// (--max-buffered-records, --max-buffered-bytes, --max-message-bytes).
 	ProducerLimits
@@ -161,6 +166,7 @@ const (
 	DefaultIdleCheckpoint     = 5 * time.Second
 	DefaultKafkaTimeout       = 2 * time.Minute
 	DefaultTransactionTimeout = 60 * time.Second
+	DefaultKafkaTransactions  = 2
 	DefaultMaxBufferedRecords = 10000
 	DefaultMaxBufferedBytes   = 32 << 20
 	DefaultMaxMessageBytes    = 1 << 20
@@ -193,6 +199,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Start == "" {
 		c.Start = DefaultStart
+	}
+	if c.KafkaTransactions <= 0 {
+		c.KafkaTransactions = DefaultKafkaTransactions
 	}
 	if c.CommitRecords <= 0 {
 		c.CommitRecords = DefaultCommitRecords

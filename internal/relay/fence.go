@@ -3,6 +3,7 @@ package relay
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/binlog-router/binlog-router/internal/kafka"
@@ -40,6 +41,6 @@ func (r *Relay) fenced(err error) error {
 		return fmt.Errorf("%w: it was open for %s, longer than --transaction-timeout %s (the process was paused or Kafka too slow to take the commit); resuming from the committed checkpoint: %w",
 			ErrTransactionTimedOut, age, r.cfg.TransactionTimeout, err)
 	}
-	return fmt.Errorf("%w: the producer of transactional id %s was fenced by a newer one (a second router with --name %s, or checkpoint set/reset --force); this router stops. To run several routers with one name, start each with --ha: one is active and the others stand by: %w",
-		ErrFenced, kafka.TransactionalID(r.cfg.Name), r.cfg.Name, err)
+	return fmt.Errorf("%w: the producer of transactional ids %s was fenced by a newer one (a second router with --name %s, or checkpoint set/reset --force); this router stops. To run several routers with one name, start each with --ha: one is active and the others stand by: %w",
+		ErrFenced, strings.Join(kafka.TransactionalIDs(r.cfg.Name, r.cfg.KafkaTransactions), ", "), r.cfg.Name, err)
 }

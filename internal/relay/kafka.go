@@ -44,12 +44,16 @@ func (b brokers) ensureCheckpointTopic(ctx context.Context) error {
 func (b brokers) newSink() (Sink, error) {
 	pc := producerConfig(b.cfg, b.log)
 	pc.OnFailure = b.failed
-	return kafka.NewSession(kafka.SessionConfig{Producer: pc, Name: b.cfg.Name, CheckpointTopic: b.cfg.CheckpointTopic,
-		SettleWait: settleWait(b.cfg.TransactionTimeout), Log: b.log})
+	sc := kafka.SessionConfig{Producer: pc, Name: b.cfg.Name, CheckpointTopic: b.cfg.CheckpointTopic,
+		SettleWait: settleWait(b.cfg.TransactionTimeout), Log: b.log}
+	if b.cfg.Delivery == ExactlyOnce {
+		sc.TransactionalIDs = kafka.TransactionalIDs(b.cfg.Name, b.cfg.KafkaTransactions)
+	}
+	return kafka.NewSession(sc)
 }
 
-// producerConfig is the producer of a router: transactional with the
-// router's id (exactly-once) or idempotent (at-least-once).
+// producerConfig is the producer of a router; the session makes it
+// transactional (exactly-once) or idempotent (at-least-once).
 func producerConfig(cfg *Config, log zerolog.Logger) kafka.Config {
 	pc := kafka.Config{
 		Kafka:              cfg.Kafka,
@@ -62,7 +66,7 @@ func producerConfig(cfg *Config, log zerolog.Logger) kafka.Config {
 		Log:                log,
 	}
 	if cfg.Delivery == ExactlyOnce {
-		pc.TransactionalID, pc.TransactionTimeout = kafka.TransactionalID(cfg.Name), cfg.TransactionTimeout
+		pc.TransactionTimeout = cfg.TransactionTimeout
 	}
 	return pc
 }

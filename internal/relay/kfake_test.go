@@ -165,7 +165,13 @@ func TestRelayOnKfakeFencedByAnotherInstance(t *testing.T) {
 	}
 	// Another instance with the same name: initialising its producer id
 	// fences the router and aborts its open transaction.
-	marker(t, h.k, kafka.TransactionalID(h.r.cfg.Name), "other-instance")
+	txnIDs := kafka.TransactionalIDs(h.r.cfg.Name, h.r.cfg.KafkaTransactions)
+	for _, id := range txnIDs[1:] {
+		if err := kafka.Fence(context.Background(), id, kgo.SeedBrokers(h.k.Brokers...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marker(t, h.k, txnIDs[0], "other-instance")
 	h.src.end(2)
 	err := h.wait()
 	if !errors.Is(err, ErrFenced) {
