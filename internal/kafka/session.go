@@ -35,6 +35,10 @@ type SessionConfig struct {
 	SettleWait time.Duration
 	// Log receives the session's own messages.
 	Log zerolog.Logger
+	// NoCheckpoint makes a session that writes no checkpoint (a replay's
+	// shadow): Open only initialises the producer and returns nil, and
+	// Commit ignores its checkpoint and commits the records alone.
+	NoCheckpoint bool
 }
 
 // Session is the Kafka side of one active router session: a producer,
@@ -70,8 +74,12 @@ func (s *Session) transactional() bool { return s.cfg.Producer.TransactionalID !
 // limit, initialises the producer (fencing older producers of the id and
 // aborting their open transaction), waits until the checkpoint partition
 // has settled (Settle) and returns the last committed checkpoint of Name,
-// or nil when none is stored.
+// or nil when none is stored. With NoCheckpoint it only initialises the
+// producer.
 func (s *Session) Open(ctx context.Context) (*checkpoint.Checkpoint, error) {
+	if s.cfg.NoCheckpoint {
+		return nil, s.p.Init(ctx)
+	}
 	adm, err := NewAdmin(s.cfg.Producer.Kafka...)
 	if err != nil {
 		return nil, err
@@ -133,8 +141,12 @@ func (s *Session) Produce(ctx context.Context, rec *kgo.Record) error {
 // Commit writes cp after the records produced since the last Commit:
 // exactly-once in the same transaction, which it then commits;
 // at-least-once once they are acknowledged, without waiting for cp's own
-// acknowledgement (the next Commit or Close waits for it).
+// acknowledgement (the next Commit or Close waits for it). With
+// NoCheckpoint it ignores cp (which may be nil).
 func (s *Session) Commit(ctx context.Context, cp *checkpoint.Checkpoint) error {
+	if s.cfg.NoCheckpoint {
+		return s.commitRecords(ctx)
+	}
 	rec, err := cp.Record(s.cfg.CheckpointTopic)
 	if err != nil {
 		return err
@@ -164,6 +176,21 @@ func (s *Session) Commit(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	}
 	if err := s.p.Commit(ctx); err != nil {
 		return fmt.Errorf("%w: committing Kafka transaction with checkpoint %s: %w", ErrCommitUnknown, cp.GTIDSet, err)
+	}
+	return nil
+}
+
+// commitRecords is Commit without a checkpoint: it waits for the records
+// and commits the open transaction, if any (exactly-once).
+func (s *Session) commitRecords(ctx context.Context) error {
+	if err := s.flush(ctx); err != nil {
+		return err
+	}
+	if err := s.cfg.Producer.Partitions.Err(); err != nil {
+		return err
+	}
+	if err := s.p.Commit(ctx); err != nil {
+		return fmt.Errorf("%w: committing Kafka transaction of %q: %w", ErrCommitUnknown, s.cfg.Producer.TransactionalID, err)
 	}
 	return nil
 }
