@@ -235,9 +235,9 @@ func (r *loop) enter(t *binlog.Txn) (Verdict, error) {
 	return r.pass.Enter(t)
 }
 
-// end completes a transaction that ended, entering it first when none of
-// its rows was read (it has none, or they were all read before a
-// reconnect), and reports whether the pass is over after it.
+// end completes a transaction that ended, entering it first when it is
+// not the open one (it has no outbox rows), and reports whether the pass
+// is over after it.
 func (r *loop) end(t *binlog.Txn) (over bool, err error) {
 	if r.pass == nil {
 		r.complete(t)
