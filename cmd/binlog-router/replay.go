@@ -30,8 +30,10 @@ Re-publishes the outbox rows of a binlog range with the keys, values and
 headers (id, binlog_gtid, ...) the router gave them, to the topics of
 --topic-template, each prefixed with --topic-prefix. It never reads or
 writes the router's checkpoint and produces with a transactional id of
-its own, committing every --commit-records records at binlog transaction
-boundaries: read_committed consumers see whole transactions.
+its own, committing at binlog transaction boundaries only (at the first
+one after --commit-records records, or sooner): read_committed consumers
+see whole transactions. Rows are routed as by "run": a record too large
+for its topic stops the replay.
 
   --from-gtid SET  start after the transactions in SET (like a checkpoint;
                    "" = the oldest binlog the server has)

@@ -39,6 +39,10 @@ type SessionConfig struct {
 	SettleWait time.Duration
 	// Log receives the session's own messages.
 	Log zerolog.Logger
+	// NoCheckpoint makes a session that writes no checkpoint (a replay's
+	// shadow): Open only initialises the producer and returns nil, and
+	// Commit ignores its checkpoint and commits the records alone.
+	NoCheckpoint bool
 }
 
 // Session is the Kafka side of one active router session: a producer,
@@ -87,8 +91,17 @@ func (s *Session) p() *Producer { return s.ps[s.cur] }
 // limit, initialises the producers (fencing older producers of every id
 // and ending their open transactions), waits until the checkpoint
 // partition has settled (Settle) and returns the last committed
-// checkpoint of Name, or nil when none is stored.
+// checkpoint of Name, or nil when none is stored. With NoCheckpoint it
+// only initialises the producers.
 func (s *Session) Open(ctx context.Context) (*checkpoint.Checkpoint, error) {
+	if s.cfg.NoCheckpoint {
+		for _, p := range s.ps {
+			if err := p.Init(ctx); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	}
 	adm, err := NewAdmin(s.cfg.Producer.Kafka...)
 	if err != nil {
 		return nil, err
@@ -164,7 +177,12 @@ func (s *Session) Produce(ctx context.Context, rec *kgo.Record) error {
 // every partition (they are produced after this one's are acknowledged),
 // and a partition's last stable offset stays before this one's records
 // until its marker is written, so consumers still see binlog order.
+//
+// With NoCheckpoint it ignores cp (which may be nil).
 func (s *Session) Commit(ctx context.Context, cp *checkpoint.Checkpoint) error {
+	if s.cfg.NoCheckpoint {
+		return s.commitRecords(ctx)
+	}
 	rec, err := cp.Record(s.cfg.CheckpointTopic)
 	if err != nil {
 		return err
@@ -194,6 +212,22 @@ func (s *Session) Commit(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	}
 	if err := s.p().Commit(ctx); err != nil {
 		return fmt.Errorf("%w: committing Kafka transaction with checkpoint %s: %w", ErrCommitUnknown, cp.GTIDSet, err)
+	}
+	s.cur = (s.cur + 1) % len(s.ps)
+	return nil
+}
+
+// commitRecords is Commit without a checkpoint: it waits for the records
+// and commits the open transaction, if any (exactly-once).
+func (s *Session) commitRecords(ctx context.Context) error {
+	if err := s.flush(ctx); err != nil {
+		return err
+	}
+	if err := s.cfg.Producer.Partitions.Err(); err != nil {
+		return err
+	}
+	if err := s.p().Commit(ctx); err != nil {
+		return fmt.Errorf("%w: committing Kafka transaction of %q: %w", ErrCommitUnknown, s.cfg.TransactionalIDs[s.cur], err)
 	}
 	s.cur = (s.cur + 1) % len(s.ps)
 	return nil

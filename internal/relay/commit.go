@@ -11,10 +11,10 @@ import (
 )
 
 // commit makes everything handed to Kafka since the last commit durable
-// together with the checkpoint that covers it (Sink.Commit). Inside a binlog
-// transaction the checkpoint records how many of its outbox rows were
-// produced (see splittable).
-func (r *Relay) commit(ctx context.Context) (err error) {
+// together with the checkpoint that covers it (Sink.Commit); a pass's sink
+// gets none. Inside a binlog transaction the checkpoint records how many
+// of its outbox rows were produced (see splittable).
+func (r *loop) commit(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil {
 			r.cfg.Metrics.Failed("commit")
@@ -24,6 +24,9 @@ func (r *Relay) commit(ctx context.Context) (err error) {
 	defer cancel()
 	if err := r.out.Commit(ctx, r.checkpoint()); err != nil {
 		return r.kafkaError(ctx, err)
+	}
+	if r.pass != nil {
+		r.pass.Committed(r.cur.records)
 	}
 	r.cfg.Metrics.Committed(r.at.pending.String(), r.at.sourceTime, r.cur.records, r.cur.since)
 	r.at.committed = r.at.pending.Clone()
@@ -39,7 +42,7 @@ func (r *Relay) commit(ctx context.Context) (err error) {
 // finish makes the last commit when the relay stops, and waits for the
 // checkpoint to be acknowledged (at-least-once; exactly-once the commit
 // is).
-func (r *Relay) finish(ctx context.Context) error {
+func (r *loop) finish(ctx context.Context) error {
 	if err := r.commitIf(ctx, r.cur.txns > 0 || r.cur.records > 0); err != nil {
 		return err
 	}
@@ -54,7 +57,7 @@ func (r *Relay) finish(ctx context.Context) error {
 // kafkaError names what ended a wait for Kafka: records not acknowledged
 // before the stop's deadline say so (ErrShutdownTimeout), and Kafka is
 // named only when the wait was Kafka's to end.
-func (r *Relay) kafkaError(ctx context.Context, err error) error {
+func (r *loop) kafkaError(ctx context.Context, err error) error {
 	if !errors.Is(err, kafka.ErrNotAcknowledged) {
 		return err
 	}
@@ -64,7 +67,12 @@ func (r *Relay) kafkaError(ctx context.Context, err error) error {
 	return fmt.Errorf("flushing records (Kafka unavailable for %s? see --kafka-timeout): %w", r.cfg.KafkaTimeout, err)
 }
 
-func (r *Relay) checkpoint() *checkpoint.Checkpoint {
+// checkpoint is the live relay's checkpoint of pending; nil for a pass,
+// which writes none.
+func (r *loop) checkpoint() *checkpoint.Checkpoint {
+	if r.pass != nil {
+		return nil
+	}
 	s := r.source.Server()
 	txnGTID, txnRows := "", 0
 	if r.at.openRows > 0 {

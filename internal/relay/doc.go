@@ -14,6 +14,18 @@
 // when the buffer is full, which stops the relay loop, which leaves the
 // queue full, which stops the reader.
 //
+// The loop (loop.go) is one for the live router and for replay, with two
+// commit policies. The live checkpoint (Relay): every commit writes the
+// checkpoint that covers it, a commit may fall inside a binlog
+// transaction, a stop is graceful, and the relay alone elects, retries
+// sessions and names a fenced producer. A pass (RunPass, what replay
+// runs): its Pass includes, skips or ends before each binlog
+// transaction; its Sink writes no checkpoint (kafka.SessionConfig
+// NoCheckpoint, or a dry run's printer); it commits only at binlog
+// transaction boundaries and is aborted, not stopped, when its context
+// ends. Both route a row alike: per-topic batch limits, dead letters by
+// OnInvalid, refused timestamps.
+//
 // Commit points fall on binlog transaction boundaries: after
 // CommitRecords records, after CommitInterval, or as soon as the reader has
 // nothing more to hand over (so an idle router commits at once, or

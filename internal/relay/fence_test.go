@@ -30,7 +30,7 @@ func TestFencedTellsTimeoutFromTakeover(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := &Relay{cfg: Config{Name: "n", Delivery: ExactlyOnce, TransactionTimeout: 10 * time.Second}}
+			r := &Relay{loop: loop{cfg: Config{Name: "n", Delivery: ExactlyOnce, TransactionTimeout: 10 * time.Second}}}
 			if c.aloOff {
 				r.cfg.Delivery = AtLeastOnce
 			}

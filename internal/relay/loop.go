@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
@@ -21,16 +23,52 @@ var ErrKafkaStalled = errors.New("kafka accepted no commit")
 // --shutdown-timeout: the open Kafka transaction was aborted.
 var ErrShutdownTimeout = errors.New("stopping took longer than the shutdown timeout")
 
-// loop moves batches from the reader into Kafka until ctx is cancelled
+// loop moves batches from a binlog queue through the router into a Sink
+// and commits them. It is one loop with two commit policies: the live
+// relay's, where every commit writes the checkpoint that covers it (the
+// Relay), and a pass's, which writes none and ends where its Pass says
+// (RunPass: a replay, into a shadow session or a dry run). Both route a
+// row the same way: per-topic batch limits, dead letters, refused
+// timestamps.
+type loop struct {
+	cfg    Config
+	source Source
+	router *route.Router
+	log    zerolog.Logger
+	out    Sink // the session's Kafka side (or a dry run's printer)
+
+	// pass, when set, decides which binlog transactions are routed and
+	// where the loop ends; nil for the live relay.
+	pass     Pass
+	passSpec PassSpec
+
+	at       position    // where the loop stands in the binlog
+	cur      commitPoint // the commit point being filled
+	overran  atomic.Bool // the stop passed ShutdownTimeout
+	commits  int         // commit points in this session
+	progress func()      // called when Kafka took a commit or nothing waits
+	events   uint64      // records produced in this session
+
+	ts timestampGuard // rows whose record timestamps the brokers refused
+}
+
+// run moves batches from the reader into Kafka until ctx is cancelled
 // (then it stops at the next transaction boundary, or half ShutdownTimeout
 // into a binlog transaction inside it, and commits: see stop) or an
-// error.
-func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
+// error. A pass has no graceful stop: the end of ctx aborts it, and it
+// returns nil, committed, where its Pass ends it.
+func (r *loop) run(ctx context.Context, q *binlog.Queue) error {
 	// Producing must outlive the cancellation of ctx to finish the open
 	// transaction; work is cancelled only when the shutdown deadline passes.
+	// A pass is never asked to stop (its stop's channels are nil).
 	work, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
+	st, endStop := &stop{}, func() {}
+	if r.pass == nil {
+		st, endStop = r.watchStop(ctx, cancelWork)
+	} else {
+		work, cancelWork = context.WithCancelCause(ctx)
+	}
 	defer cancelWork(nil)
-	st, endStop := r.watchStop(ctx, cancelWork)
 	defer endStop()
 	// Kafka that takes nothing for KafkaTimeout while work is pending stops
 	// the relay, even when it is blocked in Produce on a full buffer.
@@ -128,7 +166,7 @@ func (r *Relay) loop(ctx context.Context, q *binlog.Queue) error {
 // Before every row it asks stopDue: when the relay is to stop there, it
 // returns stopped true without handling the rest of the batch, which the
 // next start reads again; pending then covers exactly the rows produced.
-func (r *Relay) handle(ctx context.Context, b binlog.Batch, st *stop) (stopped bool, err error) {
+func (r *loop) handle(ctx context.Context, b binlog.Batch, st *stop) (stopped bool, err error) {
 	if b.Heartbeat {
 		r.cfg.Metrics.CaughtUp()
 	}
@@ -138,13 +176,23 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch, st *stop) (stopped b
 		if !r.sameOpen(row.Txn) {
 			// A new transaction: every transaction that ended before it is
 			// complete.
-			for done < len(b.Done) && b.Done[done] != row.Txn {
-				r.complete(b.Done[done])
+			for done < len(b.Done) && !sameTxn(b.Done[done], row.Txn) {
+				over, err := r.end(b.Done[done])
+				if err != nil || over {
+					return over, err
+				}
 				done++
 			}
-			r.at.open, r.at.openGTID, r.at.openRows = row.Txn, row.Txn.GTID, 0
+			v, err := r.enter(row.Txn)
+			if err != nil || v == EndBefore {
+				return v == EndBefore, err
+			}
+			r.at.open, r.at.openGTID, r.at.openRows, r.at.skip = row.Txn, row.Txn.GTID, 0, v == Skip
 		}
 		r.at.open = row.Txn
+		if r.at.skip {
+			continue
+		}
 		if r.dueBeforeRow() {
 			if err := r.commit(ctx); err != nil {
 				return false, err
@@ -165,7 +213,10 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch, st *stop) (stopped b
 		r.cfg.Metrics.Routed(rec.Topic, len(rec.Value))
 	}
 	for _, t := range b.Done[done:] {
-		r.complete(t)
+		over, err := r.end(t)
+		if err != nil || over {
+			return over, err
+		}
 	}
 	if len(b.Done) > 0 {
 		r.at.binlogPos = b.Pos
@@ -175,14 +226,45 @@ func (r *Relay) handle(ctx context.Context, b binlog.Batch, st *stop) (stopped b
 	return false, nil
 }
 
+// enter asks the pass about a transaction seen for the first time; the
+// live relay routes every transaction.
+func (r *loop) enter(t *binlog.Txn) (Verdict, error) {
+	if r.pass == nil {
+		return Include, nil
+	}
+	return r.pass.Enter(t)
+}
+
+// end completes a transaction that ended, entering it first when it is
+// not the open one (it has no outbox rows), and reports whether the pass
+// is over after it.
+func (r *loop) end(t *binlog.Txn) (over bool, err error) {
+	if r.pass == nil {
+		r.complete(t)
+		return false, nil
+	}
+	if !r.sameOpen(t) {
+		v, err := r.pass.Enter(t)
+		if err != nil || v == EndBefore {
+			return v == EndBefore, err
+		}
+	}
+	r.complete(t)
+	return r.pass.Leave(t)
+}
+
 // sameOpen reports whether t is the open transaction (also when it was
 // read again after a reconnect or resumed from a checkpoint).
-func (r *Relay) sameOpen(t *binlog.Txn) bool {
+func (r *loop) sameOpen(t *binlog.Txn) bool {
 	return t == r.at.open || (t.GTID != "" && t.GTID == r.at.openGTID)
 }
 
+// sameTxn: after a reconnect the reader reads an interrupted transaction
+// again as a new Txn with the same GTID.
+func sameTxn(a, b *binlog.Txn) bool { return a == b || a.GTID != "" && a.GTID == b.GTID }
+
 // complete moves the pending GTID set over a transaction that ended.
-func (r *Relay) complete(t *binlog.Txn) {
+func (r *loop) complete(t *binlog.Txn) {
 	t.AddTo(r.at.pending)
 	r.at.sourceTime = t.Time
 	r.at.layouts = t.Layouts
@@ -191,28 +273,35 @@ func (r *Relay) complete(t *binlog.Txn) {
 		r.at.xa = t.XA.List
 	}
 	if r.sameOpen(t) {
-		r.at.open, r.at.openGTID, r.at.openRows = nil, "", 0
+		r.at.open, r.at.openGTID, r.at.openRows, r.at.skip = nil, "", 0, false
 	}
 }
 
 // splittable reports whether a commit may be made now: at a transaction
 // boundary, or inside a transaction with a GTID (a checkpoint can name
-// the position inside it), or before any of its rows.
-func (r *Relay) splittable() bool {
-	return !r.at.partial || r.at.openRows == 0 || r.at.openGTID != ""
+// the position inside it; a pass writes none, so never), or before any
+// of its rows.
+func (r *loop) splittable() bool {
+	return !r.at.partial || r.at.openRows == 0 || r.at.openGTID != "" && r.pass == nil
 }
 
 // splitAge is the age at which an open Kafka transaction is committed
 // even inside a binlog transaction: half the transaction timeout, which
 // leaves the other half for the flush and EndTransaction before the
 // broker would abort it.
-func (r *Relay) splitAge() time.Duration { return r.cfg.TransactionTimeout / 2 }
+func (r *loop) splitAge() time.Duration { return r.cfg.TransactionTimeout / 2 }
 
 // record builds the record of one row: its routed record, or by policy
 // its dead-letter record, or an error that stops the relay. A record that
 // cannot fit in a batch of its topic (kafka.TopicLimits) is a row error.
-func (r *Relay) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, error) {
+func (r *loop) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, error) {
 	rec, err := r.router.Route(row, txn)
+	if err == nil && r.passSpec.TopicPrefix != "" {
+		rec.Topic = r.passSpec.TopicPrefix + rec.Topic
+		if err := route.ValidTopic(rec.Topic); err != nil {
+			return nil, fmt.Errorf("event_id %s (transaction %s): topic with --topic-prefix: %w", row.EventID, txn.GTID, err)
+		}
+	}
 	if err == nil {
 		lim, lerr := r.out.Limit(ctx, rec.Topic)
 		if lerr != nil {
@@ -236,7 +325,11 @@ func (r *Relay) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.T
 	}
 	r.cfg.Metrics.RowError(string(re.Kind))
 	if r.cfg.OnInvalid != InvalidDeadLetter {
-		return nil, fmt.Errorf("%w; fix the row's writer, or run with --on-invalid=dead-letter to divert such rows to a dead-letter topic", err)
+		hint := "fix the row's writer, or run with --on-invalid=dead-letter to divert such rows to a dead-letter topic"
+		if r.passSpec.RowErrorHint != "" {
+			hint = r.passSpec.RowErrorHint
+		}
+		return nil, fmt.Errorf("%w; %s", err, hint)
 	}
 	lim, err := r.out.Limit(ctx, r.cfg.DeadLetterTopic)
 	if err != nil {
@@ -251,7 +344,7 @@ func (r *Relay) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.T
 	return dl, nil
 }
 
-func (r *Relay) produce(ctx context.Context, rec *kgo.Record) error {
+func (r *loop) produce(ctx context.Context, rec *kgo.Record) error {
 	if r.cur.records == 0 {
 		r.cur.since = time.Now()
 	}
@@ -260,6 +353,11 @@ func (r *Relay) produce(ctx context.Context, rec *kgo.Record) error {
 	}
 	r.cur.records++
 	r.events++
+	if r.pass != nil && r.out.Buffered() == 0 {
+		// A dry run's sink keeps nothing for Kafka: a binlog transaction
+		// it cannot commit inside is no stall.
+		r.progress()
+	}
 	return nil
 }
 
@@ -269,7 +367,7 @@ func (r *Relay) produce(ctx context.Context, rec *kgo.Record) error {
 // produced yet), CommitInterval old. Under a backlog batches often end
 // inside a binlog transaction, so the interval is checked here and not
 // only at the end of a batch.
-func (r *Relay) dueBeforeRow() bool {
+func (r *loop) dueBeforeRow() bool {
 	if r.cur.records == 0 || !r.splittable() {
 		return false
 	}
@@ -278,14 +376,14 @@ func (r *Relay) dueBeforeRow() bool {
 }
 
 // dueCount: enough records for one Kafka transaction.
-func (r *Relay) dueCount() bool {
+func (r *loop) dueCount() bool {
 	return r.splittable() && r.cur.records >= r.cfg.CommitRecords
 }
 
 // dueTime: the open transaction is old enough (inside a binlog
 // transaction: half the transaction timeout), or transactions without
 // outbox rows have piled up long enough to move the checkpoint.
-func (r *Relay) dueTime() bool {
+func (r *loop) dueTime() bool {
 	if r.at.partial {
 		return r.splittable() && r.cur.records > 0 && time.Since(r.cur.since) >= r.splitAge()
 	}
@@ -296,7 +394,7 @@ func (r *Relay) dueTime() bool {
 }
 
 // lingerLeft is how long an idle commit should still wait.
-func (r *Relay) lingerLeft() time.Duration {
+func (r *loop) lingerLeft() time.Duration {
 	if r.cfg.CommitLinger <= 0 {
 		return 0
 	}
@@ -304,14 +402,14 @@ func (r *Relay) lingerLeft() time.Duration {
 }
 
 // dueIdle: the reader has nothing more; commit what is open.
-func (r *Relay) dueIdle() bool {
+func (r *loop) dueIdle() bool {
 	if r.at.partial {
 		return false
 	}
 	return r.cur.records > 0 || r.dueTime()
 }
 
-func (r *Relay) commitIf(ctx context.Context, due bool) error {
+func (r *loop) commitIf(ctx context.Context, due bool) error {
 	if !due || !r.splittable() {
 		return nil
 	}
@@ -320,7 +418,7 @@ func (r *Relay) commitIf(ctx context.Context, due bool) error {
 
 // fail aborts what is open and returns err, naming the cause when the
 // broker fenced the producer: a transaction timeout or another instance.
-func (r *Relay) fail(err error) error {
+func (r *loop) fail(err error) error {
 	r.abortOn(err)
 	if ferr := r.fenced(err); ferr != nil {
 		return ferr
@@ -332,7 +430,7 @@ func (r *Relay) fail(err error) error {
 // error cause; its records are never visible to read_committed consumers
 // and the checkpoint stays. For a stale producer epoch the transaction is
 // only forgotten (Sink.Abort).
-func (r *Relay) abortOn(cause error) {
+func (r *loop) abortOn(cause error) {
 	wait := 10 * time.Second
 	if r.overran.Load() {
 		wait = time.Second // the stop is already late; the broker aborts what is left

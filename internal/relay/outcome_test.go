@@ -45,7 +45,7 @@ func TestCheckOutcomes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &failures{}
-			r := &Relay{cfg: Config{Metrics: m, KafkaTimeout: time.Minute}, log: zerolog.Nop()}
+			r := &Relay{loop: loop{cfg: Config{Metrics: m, KafkaTimeout: time.Minute}, log: zerolog.Nop()}}
 			var o outcomes
 			if tc.acked != "" {
 				o.acked = set(tc.acked)
@@ -76,7 +76,7 @@ func TestCheckOutcomes(t *testing.T) {
 func TestSessionEndedKeepsTheLostAnswer(t *testing.T) {
 	acked, _ := gtid.Parse(gtid.MariaDB, "0-1-5")
 	pending, _ := gtid.Parse(gtid.MariaDB, "0-1-7")
-	r := &Relay{at: position{committed: acked, pending: pending}}
+	r := &Relay{loop: loop{at: position{committed: acked, pending: pending}}}
 	var o outcomes
 	r.sessionEnded(&o, fmt.Errorf("%w: EndTxn: broker gone", kafka.ErrCommitUnknown))
 	if o.acked == nil || !o.acked.Equal(acked) || o.unknown == nil || !o.unknown.Equal(pending) {

@@ -28,6 +28,9 @@ type position struct {
 	open     *binlog.Txn
 	openGTID string
 	openRows int
+	// skip: the open transaction's rows are read past (a pass left it
+	// out of its range).
+	skip bool
 }
 
 // commitPoint is what the next commit makes durable: the records of the

@@ -3,10 +3,7 @@ package relay
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
@@ -15,29 +12,17 @@ import (
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
-// Relay routes the outbox rows of one binlog source to Kafka.
+// Relay routes the outbox rows of one binlog source to Kafka: the loop
+// with the live checkpoint, plus what only the live router does: the
+// election, the retry of sessions, and where a session starts.
 type Relay struct {
-	cfg    Config
-	source Source
-	router *route.Router
-	log    zerolog.Logger
+	loop
 
 	// cluster reaches the brokers; startAt resolves --start without a
 	// checkpoint (checkpoint.StartAt on the source's server).
 	cluster cluster
 	startAt func(ctx context.Context, start string) (*gtid.Set, error)
-
-	out Sink // the active session's Kafka side
-
-	at       position    // where the relay stands in the binlog
-	cur      commitPoint // the commit point being filled
-	overran  atomic.Bool // the stop passed ShutdownTimeout
-	commits  int         // commit points in this active session
-	progress func()      // called when Kafka took a commit or nothing waits
-	known    outcomes    // what earlier sessions of runRetrying know of their commits
-	events   uint64      // records produced in this active session
-
-	ts timestampGuard // rows whose record timestamps the brokers refused
+	known   outcomes // what earlier sessions of runRetrying know of their commits
 }
 
 // New returns a Relay reading from reader. It does not connect to Kafka
@@ -64,8 +49,8 @@ func newRelay(cfg Config, source Source) (*Relay, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Relay{cfg: cfg, source: source, router: router,
-		log: cfg.Logger.With().Str("component", "relay").Str("name", cfg.Name).Logger()}
+	r := &Relay{loop: loop{cfg: cfg, source: source, router: router,
+		log: cfg.Logger.With().Str("component", "relay").Str("name", cfg.Name).Logger()}}
 	r.ts.limit = cfg.MaxBufferedRecords
 	r.cluster = brokers{cfg: &r.cfg, log: r.log, failed: r.ts.note}
 	r.startAt = func(_ context.Context, start string) (*gtid.Set, error) {
@@ -189,7 +174,7 @@ func (r *Relay) runActive(ctx context.Context) error {
 	q := binlog.NewQueue(r.cfg.QueueRows, r.cfg.QueueBytes)
 	readErr := make(chan error, 1)
 	go func() { readErr <- r.source.RunResume(readCtx, start, resume, q) }()
-	err = r.loop(ctx, q)
+	err = r.run(ctx, q)
 	stopReading()
 	rerr := <-readErr
 	if errors.Is(err, binlog.ErrReaderStopped) {

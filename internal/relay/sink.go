@@ -11,9 +11,10 @@ import (
 
 // Sink is the Kafka side of one active session: a producer, transactional
 // (exactly-once) or idempotent (at-least-once), the topics' record batch
-// limits, and the checkpoint topic. *kafka.Session is the implementation;
-// the relay's unit tests wrap it or use a small fake. Its methods are
-// called from the relay goroutine only.
+// limits, and the checkpoint topic. *kafka.Session is the implementation
+// (for a pass, one with NoCheckpoint; a dry run's sink prints instead of
+// producing); the relay's unit tests wrap it or use a small fake. Its
+// methods are called from the loop's goroutine only.
 type Sink interface {
 	// Open starts the session and returns the router's last committed
 	// checkpoint, or nil when none is stored. Once it returns nil error,

@@ -31,7 +31,7 @@ type stop struct {
 // closes cut half ShutdownTimeout later and calls cancelWork with
 // ErrShutdownTimeout ShutdownTimeout later. end releases the watch and
 // its timers; call it when the loop returns.
-func (r *Relay) watchStop(ctx context.Context, cancelWork context.CancelCauseFunc) (st *stop, end func()) {
+func (r *loop) watchStop(ctx context.Context, cancelWork context.CancelCauseFunc) (st *stop, end func()) {
 	st = &stop{asked: ctx.Done(), cut: make(chan struct{})}
 	timeout := r.cfg.ShutdownTimeout
 	unwatch := context.AfterFunc(ctx, func() {
@@ -87,7 +87,7 @@ func (s *stop) halfway() bool {
 // inside it (its GTID). It is asked before every row and after every
 // batch, so a stop is acted on between any two commits, also inside a
 // batch.
-func (r *Relay) stopDue(st *stop) bool {
+func (r *loop) stopDue(st *stop) bool {
 	if !st.requested() {
 		return false
 	}

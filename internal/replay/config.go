@@ -34,8 +34,13 @@ type Config struct {
 	// Route builds the records, as the live router does.
 	Route route.Config
 	// TopicPrefix is prepended to every record's topic ("" = the original
-	// topics).
+	// topics), not to DeadLetterTopic.
 	TopicPrefix string
+	// OnInvalid is what a row that cannot be routed does, as in the
+	// relay: stop the replay (relay.InvalidFail, the default) or go to
+	// DeadLetterTopic (default relay.DefaultDeadLetterTopic).
+	OnInvalid       relay.InvalidPolicy
+	DeadLetterTopic string
 
 	// DryRun writes each record as a JSON line to Out (default
 	// io.Discard) instead of producing it.
@@ -49,8 +54,9 @@ type Config struct {
 	// DryRun; it must not be a router's.
 	TransactionalID string
 	// CommitRecords: a Kafka transaction is committed at the first binlog
-	// transaction boundary after this many records. Default
-	// relay.DefaultCommitRecords.
+	// transaction boundary after this many records, or earlier by the
+	// relay's other rules (relay.DefaultCommitInterval, an idle reader).
+	// Default relay.DefaultCommitRecords.
 	CommitRecords int
 	// TransactionTimeout is the Kafka transaction timeout. Default
 	// relay.DefaultTransactionTimeout.
@@ -116,4 +122,22 @@ func (c *Config) validate() error {
 		errs = append(errs, errors.New("no transactional id for the replay producer"))
 	}
 	return errors.Join(errs...)
+}
+
+// loopConfig is the relay loop's configuration of the replay: the relay's
+// defaults for what the replay does not set.
+func (c *Config) loopConfig() relay.Config {
+	return relay.Config{
+		Kafka:              c.Kafka,
+		Route:              c.Route,
+		Cadence:            relay.Cadence{CommitRecords: c.CommitRecords},
+		TransactionTimeout: c.TransactionTimeout,
+		ProducerLimits:     c.ProducerLimits,
+		AutoCreateTopics:   &c.AutoCreateTopics,
+		QueueRows:          c.QueueRows,
+		QueueBytes:         c.QueueBytes,
+		OnInvalid:          c.OnInvalid,
+		DeadLetterTopic:    c.DeadLetterTopic,
+		Logger:             c.Logger,
+	}
 }

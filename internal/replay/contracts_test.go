@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -27,12 +26,8 @@ func TestReplayLoopChecksContracts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, out := newTestLoop(t, "", t0.AddDate(1, 0, 0), 100)
-	cfg := route.DefaultConfig()
-	cfg.Contracts = set
-	if l.router, err = route.New(cfg); err != nil {
-		t.Fatal(err)
-	}
+	p := newTestPass(t, "", t0.AddDate(1, 0, 0), 100, 100)
+	p.cfg.Route.Contracts = set
 	t1 := &binlog.Txn{GTID: "0-1-1", Time: t0}
 	t2 := &binlog.Txn{GTID: "0-1-2", Time: t0}
 	good := func(txn *binlog.Txn, n int) binlog.OutboxRow {
@@ -41,7 +36,7 @@ func TestReplayLoopChecksContracts(t *testing.T) {
 		return r
 	}
 	bad := row(t2, 3) // {} has no n
-	_, err = l.handle(context.Background(), binlog.Batch{Rows: []binlog.OutboxRow{good(t1, 1), good(t2, 2), bad}, Done: []*binlog.Txn{t1, t2}})
+	err = p.run(t, queue(good(t1, 1), t1, good(t2, 2), bad, t2))
 	if !errors.Is(err, route.ErrContractViolation) {
 		t.Fatalf("err %v, want a contract violation", err)
 	}
@@ -50,10 +45,10 @@ func TestReplayLoopChecksContracts(t *testing.T) {
 			t.Errorf("error %q does not name %s", err, s)
 		}
 	}
-	if slices.Contains(out.committed, id(2)) || slices.Contains(out.committed, id(3)) {
-		t.Errorf("committed %v: nothing of the transaction of the violating row may be", out.committed)
+	if slices.Contains(p.out.committed, id(2)) || slices.Contains(p.out.committed, id(3)) {
+		t.Errorf("committed %v: nothing of the transaction of the violating row may be", p.out.committed)
 	}
-	if !slices.Contains(out.added, id(1)) {
-		t.Errorf("added %v: the valid row before is produced", out.added)
+	if !slices.Contains(p.out.produced, id(1)) {
+		t.Errorf("produced %v: the valid row before is produced", p.out.produced)
 	}
 }

@@ -25,15 +25,23 @@
 //
 // # What consumers see
 //
-// Each row becomes exactly the record the live router produces
-// (route.Router.Route: same key, value, headers with the original id and
-// binlog_gtid, same timestamp), to the topic of the template with
-// TopicPrefix prepended, partitioned with route.Partitioner. Records are
-// produced in Kafka transactions of a transactional id of the replay's own
-// (never the router's, so a running router is not fenced), committed at
-// binlog transaction boundaries once CommitRecords records are open and at
-// the end: a read_committed consumer sees whole binlog transactions, never
-// part of one. Replay never reads or writes the router's checkpoint.
+// A replay is a pass of the relay's own loop (relay.RunPass): the range's
+// bounds decide which transactions it routes and where it ends, and every
+// row is routed as the live router routes it. Each row becomes exactly the
+// record the live router produces (route.Router.Route: same key, value,
+// headers with the original id and binlog_gtid, same timestamp), to the
+// topic of the template with TopicPrefix prepended, partitioned with
+// route.Partitioner, checked against the topic's record batch limit
+// (kafka.TopicLimits); a row that cannot be routed stops the replay, or
+// with OnInvalid dead-letter goes to DeadLetterTopic. Records are produced
+// in Kafka transactions of a transactional id of the replay's own (never
+// the router's, so a running router is not fenced): a kafka.Session that
+// writes no checkpoint. They are committed at binlog transaction
+// boundaries only, by the relay's cadence (at most CommitRecords records,
+// or relay.DefaultCommitInterval old, or when the reader has nothing
+// ready) and at the end: a read_committed consumer sees whole binlog
+// transactions, never part of one. Replay never reads or writes the
+// router's checkpoint.
 //
 // # Failure
 //
@@ -47,7 +55,9 @@
 //
 // # Dry run
 //
-// With DryRun nothing is produced: each record is written to Out as one
-// JSON line (see Line) and the Kafka connection is used only to read the
-// partition counts of existing topics.
+// With DryRun nothing is produced: the loop's sink writes each record to
+// Out as one JSON line (see Line), and the Kafka connection is used only
+// to read the partition counts of existing topics and their record batch
+// limits (a record too large for its topic fails a dry run as it would
+// fail the replay). A commit flushes the lines.
 package replay

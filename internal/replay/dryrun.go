@@ -13,7 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -59,15 +61,20 @@ func NewLine(rec *kgo.Record, partitions int) Line {
 	return l
 }
 
-// printer is the sink of a dry run.
+// printer is the sink of a dry run: it writes each record as a Line and
+// produces nothing. Its limits are the topics' as the real replay's
+// session reads them, so a record too large for its topic fails (or is
+// dead-lettered) in a dry run as it would for real. Commit flushes the
+// lines; Abort leaves the lines already written.
 type printer struct {
 	adm        *kadm.Client
+	limits     *kafka.TopicLimits
 	w          *bufio.Writer
 	enc        *json.Encoder
 	partitions map[string]int // topic -> partition count, 0 = no such topic
 }
 
-var _ sink = (*printer)(nil)
+var _ relay.Sink = (*printer)(nil)
 
 func newPrinter(cfg *Config, out io.Writer) (*printer, error) {
 	// No kgo.AllowAutoTopicCreation: looking at a topic must not create it.
@@ -75,13 +82,27 @@ func newPrinter(cfg *Config, out io.Writer) (*printer, error) {
 	if err != nil {
 		return nil, err
 	}
+	limits, err := kafka.OpenTopicLimits(cfg.MaxMessageBytes, false, cfg.Logger, cfg.Kafka...)
+	if err != nil {
+		adm.Close()
+		return nil, err
+	}
 	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return &printer{adm: adm, w: w, enc: enc, partitions: map[string]int{}}, nil
+	return &printer{adm: adm, limits: limits, w: w, enc: enc, partitions: map[string]int{}}, nil
 }
 
-func (p *printer) add(ctx context.Context, rec *kgo.Record) error {
+// Open does nothing: a dry run has no producer and no checkpoint.
+func (p *printer) Open(context.Context) (*checkpoint.Checkpoint, error) { return nil, nil }
+
+// Limit is the topic's limit, read from the brokers the first time.
+func (p *printer) Limit(ctx context.Context, topic string) (kafka.Limit, error) {
+	return p.limits.Of(ctx, topic)
+}
+
+// Produce writes rec's Line.
+func (p *printer) Produce(ctx context.Context, rec *kgo.Record) error {
 	n, ok := p.partitions[rec.Topic]
 	if !ok {
 		var err error
@@ -111,13 +132,26 @@ func (p *printer) partitionCount(ctx context.Context, topic string) (int, error)
 	return len(d.Partitions), nil
 }
 
-func (p *printer) commit(context.Context) error {
+// Commit flushes the lines written; it writes no checkpoint.
+func (p *printer) Commit(context.Context, *checkpoint.Checkpoint) error {
 	if err := p.w.Flush(); err != nil {
 		return fmt.Errorf("writing dry-run lines: %w", err)
 	}
 	return nil
 }
 
-func (p *printer) abort() { _ = p.w.Flush() } // lines already printed stay printed
+// Abort flushes too: lines already printed stay printed.
+func (p *printer) Abort(context.Context, error) { _ = p.w.Flush() }
 
-func (p *printer) close() { p.adm.Close() }
+// Close releases the clients.
+func (p *printer) Close(context.Context) error {
+	if p.adm != nil {
+		p.adm.Close()
+		p.limits.Close()
+		p.adm = nil
+	}
+	return nil
+}
+
+// Buffered is 0: a line is written when it is produced.
+func (p *printer) Buffered() int64 { return 0 }
