@@ -281,3 +281,37 @@ PARTITION BY RANGE (UNIX_TIMESTAMP(created_at)) (
 	assert.Equal(t, sorted(old, recent, fresh, later), sorted(got), "each row routed once, before and after the DDL")
 	assert.True(t, r.running(), "the router runs on after the DDL: %s", tail(r.out.String(), 20))
 }
+
+// TestPruneInterval: run with --prune-interval prunes inside the router:
+// the old rows are deleted once published, the fresh ones kept, rows
+// inserted later pruned too, and every row is routed once.
+func TestPruneInterval(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	pf := e.grantPrune("shop.outbox")
+	old := e.insertAged("outbox", "Old", 10*24*time.Hour, 100)
+	fresh := e.insertAged("outbox", "Fresh", 0, 5)
+	args := append(e.args("prune6", "--idle-checkpoint", "200ms", "--prune-interval", "500ms", "--older-than", "7d"), pf...)
+	r := startRouter(t, args...)
+	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
+	got := recordIDs(c.read(105, 15*time.Second))
+	eventually(t, 15*time.Second, "the old rows pruned", func() bool { return len(e.outboxIDs("outbox")) == len(fresh) })
+	assert.Equal(t, sorted(fresh), e.outboxIDs("outbox"))
+	later := e.insertAged("outbox", "Later", 10*24*time.Hour, 10)
+	got = append(got, c.readIDsUntil(func(ids []string) bool { return len(ids) >= 10 }, 15*time.Second)...)
+	got = append(got, recordIDs(c.quiet(time.Second))...)
+	assert.Equal(t, sorted(old, fresh, later), sorted(got), "every row routed once")
+	eventually(t, 15*time.Second, "the later old rows pruned", func() bool { return len(e.outboxIDs("outbox")) == len(fresh) })
+	assert.True(t, r.running(), "the router runs on")
+	assert.Contains(t, r.out.String(), `"component":"prune"`)
+	assert.Regexp(t, `"message":"prune done"`, r.out.String())
+}
+
+// TestPruneIntervalNeedsItsFlags: run refuses --prune-interval without
+// --older-than and --prune-mysql-user, naming both.
+func TestPruneIntervalNeedsItsFlags(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	res := cliRun(t, append([]string{"run"}, e.args("prune7", "--prune-interval", "1h")...)...)
+	assert.Equal(t, 2, res.code, res.stderr)
+	assert.Contains(t, res.stderr, "--older-than")
+	assert.Contains(t, res.stderr, "--prune-mysql-user")
+}

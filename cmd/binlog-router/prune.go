@@ -80,11 +80,39 @@ func cmdPrune(ctx context.Context, args []string) int {
 	return exitFatal
 }
 
-// runPrune finds the cutoff and deletes the rows before it.
+// runPrune checks the Kafka credentials, then prunes once.
 func runPrune(ctx context.Context, cfg *config.Config, log zerolog.Logger) (prune.Summary, error) {
 	if err := cfg.CheckKafkaAuth(ctx); err != nil {
 		return prune.Summary{}, err
 	}
+	return pruneOnce(ctx, cfg, log)
+}
+
+// schedulePrune is run's --prune-interval: a prune every interval, the
+// first one interval after the start, until ctx ends. A prune's failure
+// is logged (WARN) and the next one tried at the next interval: the
+// router routes on. A stop cancels the prune in flight, whose batch the
+// server rolls back.
+func schedulePrune(ctx context.Context, cfg *config.Config, log zerolog.Logger) {
+	log = log.With().Str("component", "prune").Logger()
+	log.Info().Dur("interval", cfg.Prune.Interval).Dur("older_than", cfg.Prune.OlderThan.D).Msg("pruning the outbox tables on a schedule")
+	timer := time.NewTimer(cfg.Prune.Interval)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		if _, err := pruneOnce(ctx, cfg, log); err != nil && ctx.Err() == nil {
+			log.Warn().Err(err).Dur("next_in", cfg.Prune.Interval).Msg("prune failed; trying again at the next interval")
+		}
+		timer.Reset(cfg.Prune.Interval)
+	}
+}
+
+// pruneOnce finds the cutoff and deletes the rows before it.
+func pruneOnce(ctx context.Context, cfg *config.Config, log zerolog.Logger) (prune.Summary, error) {
 	db, err := prune.Open(ctx, cfg.PruneConn())
 	if err != nil {
 		return prune.Summary{}, err

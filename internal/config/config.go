@@ -115,8 +115,8 @@ type ReplayFlags struct {
 	ServerID        uint           // --replay-server-id; 0 is a random id
 }
 
-// PruneFlags are the flags of `binlog-router prune` beyond run's
-// (ValidatePrune checks them).
+// PruneFlags are the flags of `binlog-router prune`, and of run's
+// --prune-interval (ValidatePrune checks them).
 type PruneFlags struct {
 	OlderThan         Age           // --older-than: the age of the rows deleted
 	MySQLUser         string        // --prune-mysql-user: SELECT and DELETE on the outbox tables
@@ -127,6 +127,7 @@ type PruneFlags struct {
 	Batch             int           // --prune-batch: rows per DELETE
 	Pause             time.Duration // --prune-pause: after each batch
 	Rate              int           // --prune-rate: rows per second at most
+	Interval          time.Duration // --prune-interval: run prunes this often (0: never)
 }
 
 // CheckpointFlags are the flags of `binlog-router checkpoint show`, `set`

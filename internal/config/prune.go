@@ -10,9 +10,9 @@ import (
 	"github.com/binlog-router/binlog-router/internal/prune"
 )
 
-// ValidatePrune is Validate for `binlog-router prune`: the flags of run,
-// then the bounds of prune's own flags (pruneBounds), reading
-// --prune-mysql-password-file.
+// ValidatePrune is Validate for `binlog-router prune`, and for run with
+// --prune-interval: the flags of run, then the bounds of prune's own
+// flags (pruneBounds), reading --prune-mysql-password-file.
 func (c *Config) ValidatePrune() error {
 	errs := []error{c.Validate()}
 	for _, b := range c.pruneBounds() {
@@ -47,6 +47,7 @@ func (c *Config) pruneBounds() []bound {
 		{flag: "prune-checkpoint-wait", missing: p.CheckpointWait < 0, msg: fmt.Sprintf("--prune-checkpoint-wait %s: use 0 or more", p.CheckpointWait)},
 		{flag: "prune-batch", value: uint64(max(p.Batch, 0)), min: 1, max: 100000, why: "rows per DELETE, each its own transaction"},
 		{flag: "prune-rate", value: uint64(max(p.Rate, 0)), min: 1, max: 1 << 31, why: "rows deleted per second at most"},
+		{flag: "prune-interval", missing: p.Interval < 0, msg: fmt.Sprintf("--prune-interval %s: use 0 (never) or more", p.Interval)},
 	}
 }
 
