@@ -224,7 +224,8 @@ func lastLine(log, s string) string {
 }
 
 // TestPruneDryRun: --dry-run prints how many rows it would delete and
-// deletes none.
+// deletes none; a table without the creation time column is refused
+// before anything is deleted.
 func TestPruneDryRun(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	pf := e.grantPrune("shop.outbox")
@@ -238,6 +239,15 @@ func TestPruneDryRun(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.Regexp(t, `prune: dry run: 20 rows created before \S+ would be deleted; nothing deleted`, res.stdout)
 	assert.Equal(t, sorted(old, fresh), e.outboxIDs("outbox"), "nothing deleted")
+
+	// A table without the creation time column: refused before any delete.
+	e.exec("CREATE TABLE outbox_nc (id BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(36) NOT NULL, aggregate_type VARCHAR(255) NOT NULL, " +
+		"aggregate_id VARCHAR(255) NOT NULL, event_type VARCHAR(255) NOT NULL, payload LONGTEXT NULL)")
+	e.exec("GRANT SELECT, DELETE ON shop.outbox_nc TO '" + pruneUser + "'@'%'")
+	res = pruneRun(t, append(args, "--outbox-table", "shop.outbox_nc"), pf, "--older-than", "7d")
+	require.Equal(t, 2, res.code, res.stderr)
+	assert.Contains(t, res.stderr, `outbox table shop.outbox_nc: no created-at column: column "created_at" does not exist; set --column-created-at`)
+	assert.Equal(t, sorted(old, fresh), e.outboxIDs("outbox"), "nothing deleted in the other table either")
 }
 
 // TestPrunePartitionDrop: the partition-dropping idiom of
