@@ -42,6 +42,8 @@ Usage:
                                          re-publish a binlog range
   binlog-router checkpoint show|set|reset [flags]
                                          print, move or delete the stored checkpoint
+  binlog-router prune --older-than AGE --prune-mysql-user U [--dry-run] [flags]
+                                         delete published outbox rows older than AGE
   binlog-router schema [--flavor mysql|mariadb] [--preset default|debezium] [--table db.outbox]
   binlog-router version
 

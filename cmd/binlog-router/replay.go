@@ -135,7 +135,7 @@ func runReplay(ctx context.Context, cfg *config.Config, log zerolog.Logger) (rep
 			return replay.Summary{}, &refusedSetError{fmt.Errorf("--to-gtid: %w", err)}
 		}
 	}
-	log.Info().Str("from", rc.From.String()).Str("transactional_id", rf.TransactionalID).Bool("dry_run", rf.DryRun).
+	log.Info().Str("from", rc.From.String()).Str("transactional_id", rf.TransactionalID).Bool("dry_run", cfg.DryRun).
 		Str("topic_prefix", rf.TopicPrefix).Msg("replay starting")
 	return replay.Run(ctx, rc, reader)
 }

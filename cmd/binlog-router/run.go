@@ -41,7 +41,11 @@ func cmdRun(ctx context.Context, args []string) int {
 	if err != nil {
 		return usageError(err)
 	}
-	if err := cfg.Validate(); err != nil {
+	validateCfg := cfg.Validate
+	if cfg.Prune.Interval > 0 {
+		validateCfg = cfg.ValidatePrune
+	}
+	if err := validateCfg(); err != nil {
 		log.Error().Err(err).Msg("invalid configuration")
 		return exitUsage
 	}
@@ -90,6 +94,9 @@ func runRouter(ctx context.Context, cfg *config.Config, log zerolog.Logger) erro
 		g.Go(srv.Wait)
 	}
 	g.Go(func() error { return metrics.NewProgress(m, log, metrics.ProgressConfig{}).Run(sctx) })
+	if cfg.Prune.Interval > 0 {
+		g.Go(func() error { schedulePrune(sctx, cfg, log); return nil })
+	}
 
 	guard := &validate.Guard{}
 	readerCfg := cfg.ReaderConfig(log, m.Tee(&observer{log: log}))

@@ -121,7 +121,7 @@ func (c *Config) ReplayConfig(log zerolog.Logger, out io.Writer) replay.Config {
 		ToTime:             c.Replay.ToTime.Time,
 		Route:              c.RouteConfig(),
 		TopicPrefix:        c.Replay.TopicPrefix,
-		DryRun:             c.Replay.DryRun,
+		DryRun:             c.DryRun,
 		Out:                out,
 		Kafka:              c.KafkaOpts(),
 		TransactionalID:    c.Replay.TransactionalID,

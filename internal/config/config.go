@@ -94,7 +94,10 @@ type Config struct {
 	KafkaSASLPassword          string // --kafka-sasl-password (prefer the env variable or the file)
 	KafkaSASLPasswordFile      string // --kafka-sasl-password-file: read the password from this file
 
+	DryRun bool // --dry-run: replay prints the records, prune counts the rows; neither writes
+
 	Replay     ReplayFlags     // the flags of replay beyond run's
+	Prune      PruneFlags      // the flags of prune beyond run's
 	Checkpoint CheckpointFlags // the flags of checkpoint set and reset beyond run's
 	Schema     SchemaFlags     // the flags of schema beyond --preset
 
@@ -109,9 +112,23 @@ type ReplayFlags struct {
 	ToGTID          OptionalString // --to-gtid: end after the last transaction in this set
 	ToTime          OptionalTime   // --to-time: end at the first transaction committed after this time
 	TopicPrefix     string         // --topic-prefix: prepended to every topic
-	DryRun          bool           // --dry-run: print the records, produce nothing
 	TransactionalID string         // --transactional-id; "" is binlog-router-replay-<name>-<random>
 	ServerID        uint           // --replay-server-id; 0 is a random id
+}
+
+// PruneFlags are the flags of `binlog-router prune`, and of run's
+// --prune-interval (ValidatePrune checks them).
+type PruneFlags struct {
+	OlderThan         Age           // --older-than: the age of the rows deleted
+	MySQLUser         string        // --prune-mysql-user: SELECT and DELETE on the outbox tables
+	MySQLPassword     string        // --prune-mysql-password (prefer the env variable or the file)
+	MySQLPasswordFile string        // --prune-mysql-password-file
+	Margin            time.Duration // --prune-margin: kept before the moment the checkpoint covers
+	CheckpointWait    time.Duration // --prune-checkpoint-wait
+	Batch             int           // --prune-batch: rows per DELETE
+	Pause             time.Duration // --prune-pause: after each batch
+	Rate              int           // --prune-rate: rows per second at most
+	Interval          time.Duration // --prune-interval: run prunes this often (0: never)
 }
 
 // CheckpointFlags are the flags of `binlog-router checkpoint show`, `set`

@@ -179,7 +179,7 @@ func TestFlagTable(t *testing.T) {
 		}
 	}
 	// Every command registers without a clash.
-	for _, cmd := range []Command{CmdRun, CmdValidate, CmdReplay, CmdCheckpointShow, CmdCheckpointSet, CmdCheckpointReset, CmdSchema} {
+	for _, cmd := range []Command{CmdRun, CmdValidate, CmdReplay, CmdCheckpointShow, CmdCheckpointSet, CmdCheckpointReset, CmdSchema, CmdPrune} {
 		c := Default()
 		c.Register(flag.NewFlagSet("cmd", flag.ContinueOnError), cmd)
 	}

@@ -21,7 +21,7 @@ func EnvName(flagName string) string {
 // flag of the flag table (flagtable.go).
 type Command uint8
 
-// The commands that take flags.
+// The commands that take flags (CmdPrune: `binlog-router prune`).
 const (
 	CmdRun Command = 1 << iota
 	CmdValidate
@@ -30,6 +30,7 @@ const (
 	CmdCheckpointSet
 	CmdCheckpointReset
 	CmdSchema
+	CmdPrune
 )
 
 const (
@@ -38,7 +39,7 @@ const (
 	// Router are the commands that take every flag of run (with its
 	// environment variable and file key), so that the router's command
 	// line, environment and config file serve them unchanged.
-	Router = CmdRun | CmdValidate | CmdReplay | CmdCheckpoint
+	Router = CmdRun | CmdValidate | CmdReplay | CmdCheckpoint | CmdPrune
 )
 
 // ignoredPrefix starts the usage of a flag a command takes only because

@@ -29,6 +29,7 @@ func TestRegisterByCommand(t *testing.T) {
 		{CmdCheckpointShow, []string{"as-debezium-offset"}, []string{"gtid", "from-debezium-offset", "force"}},
 		{CmdCheckpointSet, []string{"gtid", "from-debezium-offset", "force"}, []string{"from-gtid", "as-debezium-offset"}},
 		{CmdCheckpointReset, []string{"force"}, []string{"gtid", "from-debezium-offset", "as-debezium-offset"}},
+		{CmdPrune, []string{"older-than", "prune-mysql-user", "prune-mysql-password-file", "prune-margin", "prune-batch", "prune-pause", "prune-rate", "dry-run"}, []string{"from-gtid", "gtid", "force"}},
 	} {
 		fs := flags(tc.cmd)
 		run.VisitAll(func(f *flag.Flag) {

@@ -8,6 +8,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/contract"
 	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/logging"
+	"github.com/binlog-router/binlog-router/internal/prune"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
@@ -129,9 +130,22 @@ var flagTable = []flagSpec{
 	valueOf(CmdReplay, "to-gtid", "end after the last transaction contained in this GTID set", func(c *Config) *OptionalString { return &c.Replay.ToGTID }),
 	valueOf(CmdReplay, "to-time", "end at the first transaction committed after this time (RFC3339)", func(c *Config) *OptionalTime { return &c.Replay.ToTime }),
 	flagOf(CmdReplay, "topic-prefix", "", "prepend this to every topic", func(c *Config) *string { return &c.Replay.TopicPrefix }),
-	flagOf(CmdReplay, "dry-run", false, "print one JSON line per record on stdout; produce nothing", func(c *Config) *bool { return &c.Replay.DryRun }),
+	flagOf(CmdReplay|CmdPrune, "dry-run", false, "replay: print one JSON line per record on stdout, produce nothing; prune: count the rows it would delete, delete nothing", func(c *Config) *bool { return &c.DryRun }),
 	flagOf(CmdReplay, "transactional-id", "", "Kafka transactional id of the replay (default binlog-router-replay-<name>-<random>)", func(c *Config) *string { return &c.Replay.TransactionalID }),
 	flagOf(CmdReplay, "replay-server-id", uint(0), "replica server id of the replay's binlog connection (default random in 2^31..2^32-2); not the router's --server-id", func(c *Config) *uint { return &c.Replay.ServerID }),
+
+	// prune, and run with --prune-interval: which rows, as whom, how fast
+	// (docs/retention.md).
+	flagOf(Router, "prune-interval", time.Duration(0), "prune inside the router this often, with the prune flags (0: never; docs/retention.md)", func(c *Config) *time.Duration { return &c.Prune.Interval }).ignoredBy(notPruning | CmdPrune),
+	valueOf(Router, "older-than", "delete the published rows created longer ago than this: 7d, 36h, 1d12h (required by prune and --prune-interval)", func(c *Config) *Age { return &c.Prune.OlderThan }).ignoredBy(notPruning),
+	flagOf(Router, "prune-mysql-user", "", "MySQL/MariaDB user of prune, with SELECT and DELETE on the outbox tables only (required by prune and --prune-interval; --mysql-user stays read-only)", func(c *Config) *string { return &c.Prune.MySQLUser }).ignoredBy(notPruning),
+	flagOf(Router, "prune-mysql-password", "", "its password (prefer env "+EnvName("prune-mysql-password")+" or --prune-mysql-password-file)", func(c *Config) *string { return &c.Prune.MySQLPassword }).ignoredBy(notPruning),
+	flagOf(Router, "prune-mysql-password-file", "", "read the prune user's password from this file", func(c *Config) *string { return &c.Prune.MySQLPasswordFile }).ignoredBy(notPruning),
+	flagOf(Router, "prune-margin", prune.DefaultMargin, "keep the rows created less than this before the last moment the router's checkpoint covers (longer than any transaction that inserts outbox rows)", func(c *Config) *time.Duration { return &c.Prune.Margin }).ignoredBy(notPruning),
+	flagOf(Router, "prune-checkpoint-wait", prune.DefaultCheckpointWait, "wait this long for the router's checkpoint to cover what the server has committed; then refuse", func(c *Config) *time.Duration { return &c.Prune.CheckpointWait }).ignoredBy(notPruning),
+	flagOf(Router, "prune-batch", prune.DefaultBatch, "rows deleted per DELETE statement (each its own transaction)", func(c *Config) *int { return &c.Prune.Batch }).ignoredBy(notPruning),
+	flagOf(Router, "prune-pause", prune.DefaultPause, "pause after each batch", func(c *Config) *time.Duration { return &c.Prune.Pause }).ignoredBy(notPruning),
+	flagOf(Router, "prune-rate", prune.DefaultRate, "delete at most this many rows per second", func(c *Config) *int { return &c.Prune.Rate }).ignoredBy(notPruning),
 
 	// checkpoint show, set and reset.
 	flagOf(CmdCheckpointShow, "as-debezium-offset", false, "print the checkpoint as a Debezium MySQL/MariaDB connector offset (for PATCH /connectors/NAME/offsets)", func(c *Config) *bool { return &c.Checkpoint.AsDebeziumOffset }),
@@ -143,6 +157,10 @@ var flagTable = []flagSpec{
 	flagOf(CmdSchema, "flavor", "mysql", "mysql or mariadb", func(c *Config) *string { return &c.Schema.Flavor }),
 	flagOf(CmdSchema, "table", "outbox", "table name, optionally db.table", func(c *Config) *string { return &c.Schema.Table }),
 }
+
+// notPruning are the commands that take the prune flags only as flags of
+// run.
+const notPruning = CmdValidate | CmdReplay | CmdCheckpoint
 
 // fromPreset is the documented default of the --column-* flags: "" takes
 // the preset's column.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -68,4 +69,53 @@ func (o *OptionalTime) Set(v string) error {
 	}
 	o.Time, o.Given = t, true
 	return nil
+}
+
+// Age is a duration flag that also takes days ("7d", "1d12h") and knows
+// whether it was given.
+type Age struct {
+	D     time.Duration
+	Given bool
+}
+
+func (a *Age) String() string {
+	if !a.Given {
+		return ""
+	}
+	if a.D%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", a.D/(24*time.Hour))
+	}
+	return a.D.String()
+}
+
+// Set implements flag.Value.
+func (a *Age) Set(v string) error {
+	d, err := ParseAge(v)
+	if err != nil {
+		return err
+	}
+	a.D, a.Given = d, true
+	return nil
+}
+
+// ParseAge parses a duration of time.ParseDuration, optionally preceded
+// by a whole number of days: "7d", "36h", "1d12h", "90m".
+func ParseAge(v string) (time.Duration, error) {
+	s := strings.TrimSpace(v)
+	var days time.Duration
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		n, err := strconv.ParseUint(s[:i], 10, 16)
+		if err != nil {
+			return 0, fmt.Errorf("%q: want days and/or a duration, e.g. 7d, 36h, 1d12h", v)
+		}
+		days, s = time.Duration(n)*24*time.Hour, s[i+1:]
+		if s == "" {
+			return days, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q: want days and/or a duration, e.g. 7d, 36h, 1d12h", v)
+	}
+	return days + d, nil
 }

@@ -41,3 +41,22 @@ func TestValueFlags(t *testing.T) {
 	assert.ErrorContains(t, err, `--uuid-binary-layout "mixed": use standard or swapped`)
 	assert.ErrorContains(t, err, `--datetime-zone: time zone "CEST" is neither an offset like +05:00 nor a zone name like Europe/Berlin`)
 }
+
+func TestParseAge(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"7d": 7 * 24 * time.Hour, "36h": 36 * time.Hour, "1d12h": 36 * time.Hour, "90m": 90 * time.Minute, " 2d ": 48 * time.Hour, "0d1s": time.Second,
+	} {
+		got, err := ParseAge(in)
+		if assert.NoError(t, err, in) {
+			assert.Equal(t, want, got, in)
+		}
+	}
+	for _, in := range []string{"", "d", "7", "-1h", "7d-1h", "x7d", "1.5d", "7days"} {
+		_, err := ParseAge(in)
+		assert.Error(t, err, in)
+	}
+	var a Age
+	assert.Empty(t, a.String())
+	assert.NoError(t, a.Set("7d"))
+	assert.Equal(t, "7d", a.String())
+}
