@@ -101,6 +101,13 @@ func runStages(ctx context.Context, e *env, o *options, res *results) error {
 			res.Live = &live
 		}
 	}
+	if o.Stages.has(stageBroker) && ctx.Err() == nil {
+		b, err := runBrokerLive(ctx, e, o)
+		res.Broker = b
+		if err != nil {
+			failed(stageBroker, err)
+		}
+	}
 	if o.Stages.has(stageStress) && ctx.Err() == nil {
 		s, err := runStress(ctx, e, o)
 		res.Stress = s

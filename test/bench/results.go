@@ -55,6 +55,7 @@ type results struct {
 	ExactlyOnceRuns      []catchupResult    `json:"router_exactly_once_runs,omitempty"`
 	AtLeastOnceRuns      []catchupResult    `json:"router_at_least_once_runs,omitempty"`
 	Live                 *liveStage         `json:"live,omitempty"`
+	Broker               []brokerRate       `json:"broker_alone,omitempty"`
 	Stress               []catchupResult    `json:"stress,omitempty"`
 	Debezium             *dbzStage          `json:"debezium,omitempty"`
 	Targets              []target           `json:"targets"`

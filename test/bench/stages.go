@@ -12,6 +12,7 @@ const (
 	stageRaw     = "raw"     // raw decode and raw produce limits
 	stageCatchup = "catchup" // the router binary catching up the backlog, both delivery modes
 	stageLive    = "live"    // open-loop inserts, end-to-end latency
+	stageBroker  = "broker"  // the broker alone at the live rates: bare franz-go producers
 	stageStress  = "stress"  // memory with 1 MB payloads and one huge transaction
 	// stageDebezium runs Debezium and the router side by side on an Apache
 	// Kafka node: catch-up of the backlog, and live latency when live is
@@ -19,15 +20,17 @@ const (
 	stageDebezium = "debezium"
 )
 
-var stageNames = []string{stageRaw, stageCatchup, stageDebezium, stageLive, stageStress}
+var stageNames = []string{stageRaw, stageCatchup, stageDebezium, stageLive, stageBroker, stageStress}
 
 // stageSet is the set of selected stages, a flag.Value.
 type stageSet map[string]bool
 
+// allStages is the default selection: every stage but broker, which
+// runs only when named.
 func allStages() stageSet {
 	s := stageSet{}
 	for _, n := range stageNames {
-		s[n] = true
+		s[n] = n != stageBroker
 	}
 	return s
 }

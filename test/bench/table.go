@@ -121,6 +121,11 @@ func (r *results) printTable(w io.Writer) error {
 		checkOrAdd("live router: peak RSS", "live router: peak RSS", f1(mb(l.PeakRSSBytes))+" MB")
 		verified("live: records in Kafka (read_committed)", l.Verified)
 	}
+	for _, b := range r.Broker {
+		add(fmt.Sprintf("broker alone, %s, %s/s", b.Mode.Label, thousands(float64(b.TargetRate))),
+			fmt.Sprintf("%d of %d received, %d transactions", b.Received, b.Produced, b.Transactions))
+		add("  latency p50 / p99 / p99.9 / max", fmt.Sprintf("%s / %s / %s / %s ms", f1(b.Latency.P50Ms), f1(b.Latency.P99Ms), f1(b.Latency.P999Ms), f1(b.Latency.MaxMs)))
+	}
 	for _, s := range r.Stress {
 		add("stress, "+s.Label+": throughput", fmt.Sprintf("%s ev/s, %s MB/s (%s s wall)", thousands(s.EventsPerSec), f1(s.MBPerSec), f2(s.WallSeconds)))
 		checkOrAdd("stress, "+s.Label+": peak RSS", "  peak RSS", f1(mb(s.PeakRSSBytes))+" MB")
