@@ -33,7 +33,7 @@ func TestKgoConnectionWarningsRateLimited(t *testing.T) {
 
 	type line struct {
 		Level, Message, Addr string
-		Suppressed         int
+		Suppressed           int
 	}
 	var got []line
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
