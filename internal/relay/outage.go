@@ -1,9 +1,11 @@
 package relay
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -73,8 +75,10 @@ func (o *outage) resumed() {
 
 // OnBrokerConnect implements kgo.HookBrokerConnect: a dial that failed
 // (refused, timed out, no route) begins an outage.
-func (o *outage) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
-	if err == nil || errors.Is(err, kgo.ErrClientClosed) {
+func (o *outage) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	// A dial that a closing client cancelled says nothing about Kafka.
+	if err == nil || errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled) ||
+		strings.Contains(err.Error(), "operation was canceled") {
 		return
 	}
 	o.begin(err)

@@ -210,11 +210,13 @@ func TestRelayOnKfakeBrokerRestart(t *testing.T) {
 		switch {
 		case strings.HasPrefix(msg, "Kafka unreachable: ") && strings.HasSuffix(msg, "; retrying"):
 			begins++
+			t.Logf("begin: %s", msg)
 			if l["level"] != "info" {
 				t.Errorf("outage begin logged at %v", l["level"])
 			}
 		case strings.HasPrefix(msg, "Kafka reachable again after "):
 			ends++
+			t.Logf("end: %s (outage %v ms)", msg, l["outage"])
 			d, ok := l["outage"].(float64)
 			if l["level"] != "info" || !ok || d < float64((down-time.Second).Milliseconds()) {
 				t.Errorf("outage end %v: want info with an outage of about %s in ms", l, down)
@@ -230,8 +232,10 @@ func TestRelayOnKfakeBrokerRestart(t *testing.T) {
 	if begins != 1 || ends != 1 {
 		t.Errorf("logged %d outage begins and %d ends, want 1 and 1:\n%s", begins, ends, logs.buf.String())
 	}
-	if connWarns > 6 {
-		t.Errorf("%d connection warnings for one broker down %s, want at most 6", connWarns, down)
+	// One of each of franz-go's two connection warnings for the one
+	// broker address; unlimited, franz-go logs about 5 in 3 s.
+	if connWarns > 2 {
+		t.Errorf("%d connection warnings for one broker down %s, want at most 2", connWarns, down)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
