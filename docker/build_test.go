@@ -84,9 +84,11 @@ const buildCommand = `CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.v
 func TestDockerfileStages(t *testing.T) {
 	ins := readDockerfile(t)
 	from := find(ins, "FROM")
-	require.Len(t, from, 2, "a builder stage and the final stage")
-	assert.Regexp(t, `^(--platform=\S+ )?golang:1\.26 AS build$`, from[0])
-	assert.Equal(t, "gcr.io/distroless/static-debian12:nonroot", from[1])
+	require.Len(t, from, 3, "the prebuilt target, a builder stage and the final stage")
+	assert.Equal(t, "${BASE} AS prebuilt", from[0])
+	assert.Regexp(t, `^(--platform=\S+ )?golang:1\.26 AS build$`, from[1])
+	assert.Equal(t, "${BASE}", from[2], "the final stage (the default target) is on BASE")
+	assert.Contains(t, find(ins, "ARG"), "BASE=gcr.io/distroless/static-debian12:nonroot")
 
 	var build []string
 	for _, r := range find(ins, "RUN") {
@@ -97,11 +99,13 @@ func TestDockerfileStages(t *testing.T) {
 	require.Len(t, build, 1)
 	assert.Contains(t, build[0], buildCommand)
 	assert.Contains(t, find(ins, "COPY"), "--from=build /out/binlog-router /binlog-router")
-	assert.Equal(t, []string{"nonroot:nonroot"}, find(ins, "USER"))
-	assert.Equal(t, []string{"9090"}, find(ins, "EXPOSE"))
-	assert.Equal(t, []string{"BINLOG_ROUTER_METRICS_ADDR=:9090"}, find(ins, "ENV"))
-	assert.Equal(t, []string{`["/binlog-router"]`}, find(ins, "ENTRYPOINT"))
-	assert.Equal(t, []string{`["run"]`}, find(ins, "CMD"))
+	assert.Contains(t, find(ins, "COPY"), "bin/binlog-router /binlog-router", "the prebuilt target copies the binary of `make build`")
+	// Both targets end the same way.
+	assert.Equal(t, []string{"nonroot:nonroot", "nonroot:nonroot"}, find(ins, "USER"))
+	assert.Equal(t, []string{"9090", "9090"}, find(ins, "EXPOSE"))
+	assert.Equal(t, []string{"BINLOG_ROUTER_METRICS_ADDR=:9090", "BINLOG_ROUTER_METRICS_ADDR=:9090"}, find(ins, "ENV"))
+	assert.Equal(t, []string{`["/binlog-router"]`, `["/binlog-router"]`}, find(ins, "ENTRYPOINT"))
+	assert.Equal(t, []string{`["run"]`, `["run"]`}, find(ins, "CMD"))
 	assert.Contains(t, find(ins, "ARG"), "VERSION=dev")
 }
 

@@ -54,6 +54,7 @@ type Metrics struct {
 	txnTimeout    prometheus.Gauge
 	kafka         *kafkaMetrics
 	latency       *latency
+	outages       *outages
 
 	topics *limiter
 	kinds  *limiter
@@ -207,6 +208,7 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 		m.checkpoint, m.buffered, m.reconnects, m.replayed, m.errors, m.deadLetters, m.ddl, m.refusing, m.partChanges,
 		lag, age, caughtUp, build, ready, txnAge, m.txnTimeout)
 	m.kafka.register(reg)
+	m.outages = newOutages(reg)
 	return m
 }
 

@@ -31,6 +31,9 @@ func (r *loop) commit(ctx context.Context) (err error) {
 	r.cfg.Metrics.Committed(r.at.pending.String(), r.at.sourceTime, r.cur.records, r.cur.since)
 	r.at.committed = r.at.pending.Clone()
 	r.commits++
+	if r.outage != nil {
+		r.outage.resumed()
+	}
 	if r.progress != nil {
 		r.progress()
 	}

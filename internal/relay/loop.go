@@ -47,6 +47,7 @@ type loop struct {
 	overran  atomic.Bool // the stop passed ShutdownTimeout
 	commits  int         // commit points in this session
 	progress func()      // called when Kafka took a commit or nothing waits
+	outage   *outage     // the live relay's Kafka outage, nil for a pass
 	events   uint64      // records produced in this session
 
 	ts timestampGuard // rows whose record timestamps the brokers refused

@@ -29,6 +29,9 @@ type Metrics interface {
 	// (exactly-once), by the local clock, or the zero time once none is
 	// open. It is called when that changes, not per record.
 	KafkaTransaction(began time.Time)
+	// KafkaOutage reports an outage that ended: from the first failure to
+	// reach Kafka to the first commit Kafka accepted after it.
+	KafkaOutage(d time.Duration)
 }
 
 type nopMetrics struct{}
@@ -42,3 +45,4 @@ func (nopMetrics) DeadLetter(string)                           {}
 func (nopMetrics) Failed(string)                               {}
 func (nopMetrics) Buffered(int64)                              {}
 func (nopMetrics) KafkaTransaction(time.Time)                  {}
+func (nopMetrics) KafkaOutage(time.Duration)                   {}

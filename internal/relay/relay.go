@@ -3,7 +3,10 @@ package relay
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
@@ -52,6 +55,9 @@ func newRelay(cfg Config, source Source) (*Relay, error) {
 	r := &Relay{loop: loop{cfg: cfg, source: source, router: router,
 		log: cfg.Logger.With().Str("component", "relay").Str("name", cfg.Name).Logger()}}
 	r.ts.limit = cfg.MaxBufferedRecords
+	r.outage = newOutage(r.log, cfg.Metrics)
+	// Every client of the relay reports its failed dials to the outage.
+	r.cfg.Kafka = append(slices.Clip(r.cfg.Kafka), kgo.WithHooks(r.outage))
 	r.cluster = brokers{cfg: &r.cfg, log: r.log, failed: r.ts.note}
 	r.startAt = func(_ context.Context, start string) (*gtid.Set, error) {
 		return checkpoint.ResolveStart(start, source.Server())

@@ -53,7 +53,14 @@ func (r *Relay) runRetrying(ctx context.Context) error {
 			return fmt.Errorf("kafka has not accepted a commit for %s (--kafka-timeout): %w", r.cfg.KafkaTimeout, err)
 		}
 		r.cfg.Metrics.Failed("kafka")
-		r.log.Warn().Err(err).Dur("backoff", backoff).Msg("kafka error; resuming from the committed checkpoint")
+		if unreachable(err) {
+			// One INFO line for the outage; its end is logged at the
+			// first commit Kafka accepts (outage.resumed).
+			r.outage.begin(err)
+			r.log.Debug().Err(err).Dur("backoff", backoff).Msg("kafka error; resuming from the committed checkpoint")
+		} else {
+			r.log.Warn().Err(err).Dur("backoff", backoff).Msg("kafka error; resuming from the committed checkpoint")
+		}
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():
