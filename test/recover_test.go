@@ -130,6 +130,13 @@ func TestRecoverPurgedGap(t *testing.T) {
 	assert.Contains(t, dry.stdout, "first ids: ")
 	assert.NotEqual(t, e.gtidPos(), e.checkpointSet(name), "the dry run stored no checkpoint")
 
+	// --since-checkpoint: from the checkpoint's time less the margin (5
+	// minutes: every row of the test).
+	dry = recoverRun(t, args, "--since-checkpoint", "--dry-run")
+	require.Equal(t, 0, dry.code, "dry run: %s", tail(dry.stderr, 3000))
+	n, known, pub, _ = recoverTotals(t, dry)
+	assert.Equal(t, []int{len(gap), len(first), len(gap) - len(first)}, []int{n, known, pub}, "--since-checkpoint: rows, known, to publish")
+
 	cp := e.mustCheckpoint(name)
 	time.Sleep(time.Until(cp.Time.Add(2500 * time.Millisecond)))
 	res := recoverRun(t, args, "--since", sinceArg)
@@ -139,6 +146,14 @@ func TestRecoverPurgedGap(t *testing.T) {
 	assert.Equal(t, len(window)-wantKnown, pub)
 	assert.Equal(t, e.gtidPos(), snap, "nothing was committed during the recovery: the snapshot is the server's position")
 	assert.Equal(t, snap, e.checkpointSet(name), "the checkpoint is the snapshot's position")
+
+	// A second run (after a crash, say) publishes nothing twice.
+	cp = e.mustCheckpoint(name)
+	time.Sleep(time.Until(cp.Time.Add(2500 * time.Millisecond)))
+	again := recoverRun(t, args, "--since", sinceArg)
+	require.Equal(t, 0, again.code, "recover again: %s", tail(again.stderr, 3000))
+	n, known, pub, _ = recoverTotals(t, again)
+	assert.Equal(t, []int{len(window), len(window), 0}, []int{n, known, pub}, "recover again: rows, known, published")
 
 	// run streams on from the recovery's checkpoint.
 	r.restart()
