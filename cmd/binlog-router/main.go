@@ -44,6 +44,8 @@ Usage:
                                          print, move or delete the stored checkpoint
   binlog-router prune --older-than AGE --prune-mysql-user U [--dry-run] [flags]
                                          delete published outbox rows older than AGE
+  binlog-router recover (--since T | --since-checkpoint | --where COND) [--dry-run] [flags]
+                                         publish outbox rows the binlog no longer has, from the table
   binlog-router schema [--flavor mysql|mariadb] [--preset default|debezium] [--table db.outbox]
   binlog-router version
 

@@ -94,10 +94,11 @@ type Config struct {
 	KafkaSASLPassword          string // --kafka-sasl-password (prefer the env variable or the file)
 	KafkaSASLPasswordFile      string // --kafka-sasl-password-file: read the password from this file
 
-	DryRun bool // --dry-run: replay prints the records, prune counts the rows; neither writes
+	DryRun bool // --dry-run: replay prints the records, prune counts the rows, recover counts per topic; none writes
 
 	Replay     ReplayFlags     // the flags of replay beyond run's
 	Prune      PruneFlags      // the flags of prune beyond run's
+	Recover    RecoverFlags    // the flags of recover beyond run's
 	Checkpoint CheckpointFlags // the flags of checkpoint set and reset beyond run's
 	Schema     SchemaFlags     // the flags of schema beyond --preset
 
@@ -129,6 +130,17 @@ type PruneFlags struct {
 	Pause             time.Duration // --prune-pause: after each batch
 	Rate              int           // --prune-rate: rows per second at most
 	Interval          time.Duration // --prune-interval: run prunes this often (0: never)
+}
+
+// RecoverFlags are the flags of `binlog-router recover` beyond run's
+// (ValidateRecover checks them).
+type RecoverFlags struct {
+	Since           OptionalTime  // --since: rows created at or after this time
+	SinceCheckpoint bool          // --since-checkpoint: rows created after the checkpoint's time less the margin
+	Where           string        // --where: rows for which this SQL condition holds
+	Margin          time.Duration // --recover-margin
+	Chunk           int           // --recover-chunk: rows per query
+	MaxKnownIDs     int           // --max-known-ids: cap of the published ids held
 }
 
 // CheckpointFlags are the flags of `binlog-router checkpoint show`, `set`

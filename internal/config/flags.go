@@ -19,9 +19,10 @@ func EnvName(flagName string) string {
 
 // Command is a set of binlog-router commands: the commands that take a
 // flag of the flag table (flagtable.go).
-type Command uint8
+type Command uint16
 
-// The commands that take flags (CmdPrune: `binlog-router prune`).
+// The commands that take flags (CmdPrune: `binlog-router prune`,
+// CmdRecover: `binlog-router recover`).
 const (
 	CmdRun Command = 1 << iota
 	CmdValidate
@@ -31,6 +32,7 @@ const (
 	CmdCheckpointReset
 	CmdSchema
 	CmdPrune
+	CmdRecover
 )
 
 const (
@@ -39,7 +41,7 @@ const (
 	// Router are the commands that take every flag of run (with its
 	// environment variable and file key), so that the router's command
 	// line, environment and config file serve them unchanged.
-	Router = CmdRun | CmdValidate | CmdReplay | CmdCheckpoint | CmdPrune
+	Router = CmdRun | CmdValidate | CmdReplay | CmdCheckpoint | CmdPrune | CmdRecover
 )
 
 // ignoredPrefix starts the usage of a flag a command takes only because

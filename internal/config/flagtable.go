@@ -9,6 +9,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/logging"
 	"github.com/binlog-router/binlog-router/internal/prune"
+	"github.com/binlog-router/binlog-router/internal/recovery"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
@@ -130,9 +131,17 @@ var flagTable = []flagSpec{
 	valueOf(CmdReplay, "to-gtid", "end after the last transaction contained in this GTID set", func(c *Config) *OptionalString { return &c.Replay.ToGTID }),
 	valueOf(CmdReplay, "to-time", "end at the first transaction committed after this time (RFC3339)", func(c *Config) *OptionalTime { return &c.Replay.ToTime }),
 	flagOf(CmdReplay, "topic-prefix", "", "prepend this to every topic", func(c *Config) *string { return &c.Replay.TopicPrefix }),
-	flagOf(CmdReplay|CmdPrune, "dry-run", false, "replay: print one JSON line per record on stdout, produce nothing; prune: count the rows it would delete, delete nothing", func(c *Config) *bool { return &c.DryRun }),
+	flagOf(CmdReplay|CmdPrune|CmdRecover, "dry-run", false, "replay: print one JSON line per record on stdout, produce nothing; prune: count the rows it would delete, delete nothing; recover: count per topic, publish nothing", func(c *Config) *bool { return &c.DryRun }),
 	flagOf(CmdReplay, "transactional-id", "", "Kafka transactional id of the replay (default binlog-router-replay-<name>-<random>)", func(c *Config) *string { return &c.Replay.TransactionalID }),
 	flagOf(CmdReplay, "replay-server-id", uint(0), "replica server id of the replay's binlog connection (default random in 2^31..2^32-2); not the router's --server-id", func(c *Config) *uint { return &c.Replay.ServerID }),
+
+	// recover: which rows, and how many published ids it may hold
+	valueOf(CmdRecover, "since", "recover the rows created at or after this time (RFC3339)", func(c *Config) *OptionalTime { return &c.Recover.Since }),
+	flagOf(CmdRecover, "since-checkpoint", false, "recover the rows created after the time the router's stored checkpoint was written, less --recover-margin", func(c *Config) *bool { return &c.Recover.SinceCheckpoint }),
+	flagOf(CmdRecover, "where", "", "recover the rows for which this SQL condition holds (e.g. \"status <> 'SENT'\"); with --since, both", func(c *Config) *string { return &c.Recover.Where }),
+	flagOf(CmdRecover, "recover-margin", recovery.DefaultMargin, "read the outbox topics for published ids from this long before the window's start; --since-checkpoint starts this long before the checkpoint's time", func(c *Config) *time.Duration { return &c.Recover.Margin }),
+	flagOf(CmdRecover, "recover-chunk", recovery.DefaultChunk, "rows read per query, in primary key order", func(c *Config) *int { return &c.Recover.Chunk }),
+	flagOf(CmdRecover, "max-known-ids", recovery.DefaultMaxKnownIDs, "stop if the outbox topics hold more published ids than this in the window (about 40 bytes of memory each)", func(c *Config) *int { return &c.Recover.MaxKnownIDs }),
 
 	// prune, and run with --prune-interval: which rows, as whom, how fast
 	// (docs/retention.md).
@@ -151,7 +160,7 @@ var flagTable = []flagSpec{
 	flagOf(CmdCheckpointShow, "as-debezium-offset", false, "print the checkpoint as a Debezium MySQL/MariaDB connector offset (for PATCH /connectors/NAME/offsets)", func(c *Config) *bool { return &c.Checkpoint.AsDebeziumOffset }),
 	valueOf(CmdCheckpointSet, "gtid", "GTID set to store, in the source server's syntax", func(c *Config) *OptionalString { return &c.Checkpoint.GTID }),
 	valueOf(CmdCheckpointSet, "from-debezium-offset", "store the position of this Debezium connector offset (JSON, as the offsets topic or Kafka Connect's REST API shows it)", func(c *Config) *OptionalString { return &c.Checkpoint.DebeziumOffset }),
-	flagOf(CmdCheckpointSet|CmdCheckpointReset, "force", false, "skip the check that no router of this name is running", func(c *Config) *bool { return &c.Checkpoint.Force }),
+	flagOf(CmdCheckpointSet|CmdCheckpointReset|CmdRecover, "force", false, "skip the check that no router of this name is running", func(c *Config) *bool { return &c.Checkpoint.Force }),
 
 	// schema (and --preset above).
 	flagOf(CmdSchema, "flavor", "mysql", "mysql or mariadb", func(c *Config) *string { return &c.Schema.Flavor }),
@@ -160,7 +169,7 @@ var flagTable = []flagSpec{
 
 // notPruning are the commands that take the prune flags only as flags of
 // run.
-const notPruning = CmdValidate | CmdReplay | CmdCheckpoint
+const notPruning = CmdValidate | CmdReplay | CmdCheckpoint | CmdRecover
 
 // fromPreset is the documented default of the --column-* flags: "" takes
 // the preset's column.

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/binlog-router/binlog-router/internal/config"
+	"github.com/binlog-router/binlog-router/internal/logging"
+	"github.com/binlog-router/binlog-router/internal/recovery"
+)
+
+func init() { commands["recover"] = cmdRecover }
+
+const recoverUsage = `usage: binlog-router recover (--since T | --since-checkpoint | --where COND) [--dry-run] [--force] [router flags]
+
+Publishes the outbox rows the binlog can no longer give (a binlog purged
+while the router was down, the pending rows of a polling relay, the last
+hour on adoption), reading them from the outbox tables, then stores the
+router's checkpoint (--name) at the position of that read: "run" streams
+on from there, so a row committed during the recovery is published once,
+by run.
+
+The rows are read in one consistent snapshot, in primary key order,
+--recover-chunk rows per query. A row whose event id the outbox topics
+(those --topic-template can name) already hold is skipped: the topics are
+read with read_committed from --recover-margin before the window's start
+(from their start with --where alone). The others become the records run
+would give them (topic, key, partition, value, headers, timestamp), but
+for an empty binlog_gtid header, produced with the transactional id
+binlog-router-recover-<name> in transactions of --commit-records.
+
+  --since T           the rows created at or after T (RFC3339)
+  --since-checkpoint  the rows created after the stored checkpoint's time,
+                      less --recover-margin
+  --where COND        the rows for which the SQL condition COND holds
+                      (with --since: both)
+  --dry-run           per topic: rows in the window, already in Kafka,
+                      to publish, the first ids; publish nothing, store
+                      no checkpoint
+  --force             run although the router looks active (it is fenced
+                      by the checkpoint written at the end)
+
+Every flag of "run" is accepted, with its BINLOG_ROUTER_* variable: give
+the command the router's command line or environment.
+
+It refuses while a router of that name looks active (as "checkpoint set").
+The records and the checkpoint are two Kafka transactions: if recover
+stops between them, run it again (it publishes nothing twice) before run.
+
+Exit status: 0 done (or a dry run); 1 error (nothing is lost: run it
+again); 2 usage (flags, a table without a primary key of one column or
+without the creation time column a time window needs).
+
+Flags:
+`
+
+func cmdRecover(ctx context.Context, args []string) int {
+	cfg := config.Default()
+	fs := flag.NewFlagSet("recover", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), recoverUsage)
+		fs.PrintDefaults()
+	}
+	cfg.Register(fs, config.CmdRecover)
+	if err := parse(fs, args); err != nil {
+		return usageError(err)
+	}
+	log, err := logging.Stderr(logging.Format(cfg.LogFormat), cfg.LogLevel)
+	if err != nil {
+		return usageError(err)
+	}
+	if err := cfg.ValidateRecover(); err != nil {
+		fmt.Fprintln(os.Stderr, "binlog-router recover:", err)
+		return exitUsage
+	}
+	sum, err := runRecover(ctx, &cfg, log)
+	for _, line := range recoverSummary(sum) {
+		fmt.Println(line)
+	}
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, recovery.ErrUnusableTable):
+		fmt.Fprintln(os.Stderr, "binlog-router recover:", err)
+		return exitUsage
+	case ctx.Err() != nil:
+		fmt.Fprintln(os.Stderr, "binlog-router recover: stopped by a signal; what was committed stays: run recover again (it publishes nothing twice), then run")
+		return exitFatal
+	}
+	fmt.Fprintln(os.Stderr, "binlog-router recover:", err)
+	return exitCode(err)
+}
+
+// runRecover checks that the router is stopped, recovers the window and
+// stores the checkpoint at the snapshot's position.
+func runRecover(ctx context.Context, cfg *config.Config, log zerolog.Logger) (recovery.Summary, error) {
+	force := cfg.Checkpoint.Force
+	if err := cfg.CheckKafkaAuth(ctx); err != nil {
+		return recovery.Summary{}, err
+	}
+	adm, closeAdm, err := adminClient(cfg)
+	if err != nil {
+		return recovery.Summary{}, err
+	}
+	defer closeAdm()
+	old, err := currentCheckpoint(ctx, cfg, adm)
+	if err != nil {
+		return recovery.Summary{}, err
+	}
+	reader, err := openSource(ctx, cfg, log)
+	if err != nil {
+		return recovery.Summary{}, err
+	}
+	defer reader.Close()
+	if !force && !cfg.DryRun {
+		if err := refuseIfActive(ctx, cfg, adm, old, reader, log); err != nil {
+			return recovery.Summary{}, err
+		}
+	}
+	var since time.Time
+	switch {
+	case cfg.Recover.Since.Given:
+		since = cfg.Recover.Since.Time
+	case cfg.Recover.SinceCheckpoint:
+		if old == nil {
+			return recovery.Summary{}, fmt.Errorf("--since-checkpoint: router %q has no checkpoint in %q; give the window with --since TIME", cfg.Name, cfg.CheckpointTopic)
+		}
+		since = old.Time.Add(-cfg.Recover.Margin)
+	}
+	server := reader.Server()
+	zone, _ := server.DatetimeZone() // nil: a DATETIME creation time is refused by name
+	rc := cfg.RecoverConfig(log, since, zone, "binlog-router-recover-"+cfg.Name)
+	log.Info().Time("since", since).Str("where", cfg.Recover.Where).Bool("dry_run", cfg.DryRun).
+		Str("transactional_id", rc.TransactionalID).Msg("recover starting")
+	sum, err := recovery.Run(ctx, reader.DB(), server.Flavor, rc)
+	if err != nil || cfg.DryRun {
+		return sum, err
+	}
+	log.Info().Int64("published", sum.Published).Int64("skipped", sum.Skipped).Str("gtid", sum.Snapshot.GTID).
+		Msg("rows recovered; storing the checkpoint at the snapshot")
+	if err := writeCheckpoint(ctx, cfg, "set", sum.Snapshot.GTID, nil, force, log); err != nil {
+		return sum, fmt.Errorf("the rows are published, the checkpoint is not: %w; run recover again (it publishes nothing twice)", err)
+	}
+	return sum, nil
+}
+
+// recoverSummary is the lines recover prints on stdout: one per topic,
+// then the totals.
+func recoverSummary(s recovery.Summary) []string {
+	if s.Snapshot.Flavor == "" {
+		return nil
+	}
+	verb := "published"
+	if s.DryRun {
+		verb = "would be published"
+	}
+	var lines []string
+	for _, t := range s.Topics {
+		line := fmt.Sprintf("recover: topic %s: %d rows in the window, %d already in Kafka, %d %s", t.Topic, t.InWindow, t.Known, t.Published, verb)
+		if len(t.FirstIDs) > 0 {
+			line += "; first ids: " + strings.Join(t.FirstIDs, ", ")
+		}
+		lines = append(lines, line)
+	}
+	total := fmt.Sprintf("recover: %d rows in the window, %d already in Kafka (%d ids read from %d records), %d %s, snapshot at %q, %s",
+		s.Rows, s.Skipped, s.KnownIDs, s.Records, s.Published, verb, s.Snapshot.GTID, s.Elapsed.Round(time.Millisecond))
+	if s.DryRun {
+		total += " (dry run: nothing published, no checkpoint stored)"
+	}
+	return append(lines, total)
+}

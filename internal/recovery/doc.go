@@ -1,0 +1,49 @@
+// Package recovery publishes outbox rows that the binlog can no longer
+// give, reading them from the outbox table: `binlog-router recover`.
+//
+// It owns the consistent read of the outbox tables at a known binlog
+// position (the snapshot, snapshot.go), the chunked read of a window of
+// rows (table.go), and their publication, skipping the rows already in
+// Kafka (run.go). The package is named recovery because recover is Go's
+// builtin.
+//
+// What it promises:
+//   - Every row is read inside one consistent-snapshot transaction whose
+//     binlog position is known (Summary.Snapshot: MariaDB's
+//     binlog_snapshot_file/position and BINLOG_GTID_POS; MySQL 8's
+//     performance_schema.log_status while commits are blocked). A
+//     transaction is either wholly in the snapshot, and its GTID in
+//     Snapshot.GTID, or wholly after it.
+//   - Rows are read in primary-key order, Config.Chunk at a time (keyset:
+//     `key > last AND window ORDER BY key LIMIT n`), one chunk in memory.
+//     The table needs a primary key of one column.
+//   - Each row becomes the record the router builds for it (route.Router:
+//     topic, key, partition by murmur2 of the key, value, headers,
+//     timestamp from the creation time column), except the binlog_gtid
+//     header, which is empty: the table does not say which transaction
+//     wrote the row. Values are read as the binlog reader hands them over:
+//     text converted to UTF-8 by the server, a 16-byte binary event id as
+//     UUID text, a TIMESTAMP as its instant, a DATETIME in Config.Zone.
+//   - A row whose event id is in the outbox topics is not published. The
+//     ids are the `id` headers of every record the topics matching the
+//     topic template hold from Since - Margin (by record timestamp; from
+//     their start without Since) up to their last stable offset, read with
+//     read_committed isolation, at most Config.MaxKnownIDs of them.
+//   - Records are produced with Config.TransactionalID (never a router's)
+//     in Kafka transactions of Config.CommitRecords records; a failure
+//     aborts the open one. What was committed stays: a second run skips
+//     it by its ids, so a crash or stop at any moment loses nothing and
+//     publishes nothing twice, provided the second run's window covers
+//     the first's.
+//   - Run writes no checkpoint. The caller stores Snapshot.GTID as the
+//     router's checkpoint after Run returned nil: the records and that
+//     checkpoint are two Kafka transactions, not one. A crash between
+//     them leaves the records without the checkpoint: run recover again
+//     (it publishes nothing twice) before run.
+//   - With DryRun it reads and counts per topic, and produces nothing.
+//
+// Not built in this version: resuming a stopped recovery from its
+// progress (a rerun reads the window again and skips what was
+// published), a rate cap, a spill of the id set beyond memory, and
+// dead-lettering a row that cannot be routed (it stops the recovery).
+package recovery

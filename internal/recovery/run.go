@@ -1,0 +1,336 @@
+package recovery
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/route"
+	"github.com/binlog-router/binlog-router/internal/schema"
+)
+
+// Defaults of Config.
+const (
+	// DefaultMargin is how much earlier than the window's start the
+	// outbox topics are read for published ids, and how much earlier
+	// than the checkpoint's time --since-checkpoint starts.
+	DefaultMargin = 5 * time.Minute
+	// DefaultChunk is the rows read per query.
+	DefaultChunk = 1000
+	// DefaultMaxKnownIDs caps the published ids held in memory.
+	DefaultMaxKnownIDs = 5_000_000
+	// dryRunIDs is how many ids a dry run prints per topic.
+	dryRunIDs = 5
+)
+
+// Config configures one recovery. Zero values take the defaults noted.
+type Config struct {
+	Tables     []schema.TableName // the outbox tables, read one after another
+	Columns    schema.Columns     // their column mapping
+	Zone       *time.Location     // time zone of a DATETIME creation time; required for one
+	UUIDBinary binlog.UUIDBinary  // byte order of a 16-byte binary event id
+
+	// Since: only rows created at or after it (zero: no time bound).
+	Since time.Time
+	// Where: only rows for which this SQL condition holds ("" none).
+	// At least one of Since and Where is required.
+	Where string
+	// Margin: the outbox topics are read from Since - Margin (by record
+	// timestamp) for the ids already published; from their start when
+	// Since is zero. Default DefaultMargin.
+	Margin time.Duration
+	// Chunk is the rows read per query. Default DefaultChunk.
+	Chunk int
+	// CommitRecords: a Kafka transaction is committed every this many
+	// records, and at the end. Default 10,000.
+	CommitRecords int
+	// MaxKnownIDs caps the published ids read from Kafka. Default
+	// DefaultMaxKnownIDs.
+	MaxKnownIDs int
+
+	// Route builds the records, as the live router does.
+	Route route.Config
+	// Producer configures the producer (connection options, buffer,
+	// limits); its TransactionalID is ignored.
+	Producer kafka.Config
+	// TransactionalID is the recovery's own transactional id; never a
+	// router's. Required unless DryRun.
+	TransactionalID string
+	// DryRun reads and counts, produces nothing.
+	DryRun bool
+	Logger zerolog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.Margin == 0 {
+		c.Margin = DefaultMargin
+	}
+	if c.Chunk <= 0 {
+		c.Chunk = DefaultChunk
+	}
+	if c.CommitRecords <= 0 {
+		c.CommitRecords = 10_000
+	}
+	if c.MaxKnownIDs <= 0 {
+		c.MaxKnownIDs = DefaultMaxKnownIDs
+	}
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.Since.IsZero() && c.Where == "" {
+		errs = append(errs, errors.New("no window: give --since TIME, --since-checkpoint or --where CONDITION"))
+	}
+	if len(c.Tables) == 0 {
+		errs = append(errs, errors.New("no outbox table: set --outbox-table"))
+	}
+	if !c.DryRun && c.TransactionalID == "" {
+		errs = append(errs, errors.New("no transactional id for the recovery producer"))
+	}
+	if c.Margin < 0 {
+		errs = append(errs, fmt.Errorf("margin %s: use 0 or more", c.Margin))
+	}
+	return errors.Join(errs...)
+}
+
+// TopicCount is what one topic's share of the window came to.
+type TopicCount struct {
+	Topic     string
+	InWindow  int64    // rows of the window routed to the topic
+	Known     int64    // of those, already in Kafka (skipped)
+	Published int64    // of those, published (with DryRun: would be)
+	FirstIDs  []string // the first few ids published (would be)
+}
+
+// Summary is what a recovery did.
+type Summary struct {
+	Snapshot  Snapshot // the position the recovery read at; the checkpoint to write
+	KnownIDs  int      // distinct ids read from the outbox topics
+	Records   int64    // records read from the outbox topics
+	Topics    []*TopicCount
+	Rows      int64 // rows of the window read
+	Skipped   int64 // already in Kafka
+	Published int64 // published, committed (DryRun: would be)
+	DryRun    bool
+	Elapsed   time.Duration
+}
+
+// sink is the Kafka side of a recovery (kafka.Session).
+type sink interface {
+	Produce(ctx context.Context, rec *kgo.Record) error
+	Commit(ctx context.Context, cp *checkpoint.Checkpoint) error
+	Abort(ctx context.Context, cause error)
+	Close(ctx context.Context) error
+}
+
+// Run recovers the window of cfg from the outbox tables of db, a pool of
+// the source server of flavor (see the package documentation for the
+// contract), and returns what it did. The checkpoint is not written:
+// the caller writes Summary.Snapshot.GTID after a nil return.
+func Run(ctx context.Context, db *sql.DB, flavor gtid.Flavor, cfg Config) (Summary, error) {
+	start := time.Now()
+	cfg.setDefaults()
+	sum := Summary{DryRun: cfg.DryRun}
+	if err := cfg.validate(); err != nil {
+		return sum, err
+	}
+	log := cfg.Logger.With().Str("component", "recover").Logger()
+	router, err := route.New(cfg.Route)
+	if err != nil {
+		return sum, err
+	}
+	pattern, err := route.TopicPattern(cfg.Route.TopicTemplate)
+	if err != nil {
+		return sum, err
+	}
+	var sources []*source
+	for _, t := range cfg.Tables {
+		s, err := inspectTable(ctx, db, t, cfg.Columns, cfg.Zone, !cfg.Since.IsZero())
+		if err != nil {
+			return sum, err
+		}
+		sources = append(sources, s)
+	}
+	scanFrom := time.Time{}
+	if !cfg.Since.IsZero() {
+		scanFrom = cfg.Since.Add(-cfg.Margin)
+	}
+	log.Info().Time("since", cfg.Since).Str("where", cfg.Where).Time("kafka_from", scanFrom).Str("topics", pattern.String()).
+		Msg("reading the event ids already in the outbox topics")
+	scan, err := kafka.ScanIDs(ctx, kafka.IDScan{Topics: pattern, Since: scanFrom, MaxIDs: cfg.MaxKnownIDs, HeaderKey: route.HeaderID}, cfg.Producer.Kafka...)
+	if err != nil {
+		return sum, err
+	}
+	sum.KnownIDs, sum.Records = scan.IDs.Len(), scan.Records
+	log.Info().Int("known_ids", sum.KnownIDs).Int64("records", scan.Records).Strs("topics", scan.Topics).Msg("event ids already published read")
+
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return sum, fmt.Errorf("connecting for the snapshot: %w", err)
+	}
+	defer conn.Close()
+	snap, err := begin(ctx, conn, flavor)
+	if err != nil {
+		return sum, err
+	}
+	defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK") }()
+	sum.Snapshot = snap
+	log.Info().Str("gtid", snap.GTID).Str("file", snap.File).Uint64("position", snap.Position).Msg("snapshot started")
+
+	var out sink
+	if !cfg.DryRun {
+		if out, err = openSink(ctx, &cfg); err != nil {
+			return sum, err
+		}
+	}
+	p := &publisher{cfg: &cfg, router: router, known: scan.IDs, out: out, counts: map[string]*TopicCount{}, log: log, sum: &sum, last: time.Now()}
+	err = p.run(ctx, conn, sources)
+	for _, tc := range p.counts {
+		sum.Topics = append(sum.Topics, tc)
+	}
+	sort.Slice(sum.Topics, func(i, j int) bool { return sum.Topics[i].Topic < sum.Topics[j].Topic })
+	sum.Elapsed = time.Since(start)
+	return sum, err
+}
+
+// publisher routes the rows of the window and publishes the unknown ones.
+type publisher struct {
+	cfg     *Config
+	router  *route.Router
+	known   *kafka.IDSet
+	out     sink // nil: dry run
+	counts  map[string]*TopicCount
+	log     zerolog.Logger
+	sum     *Summary
+	pending int64 // produced since the last commit
+	last    time.Time
+}
+
+func (p *publisher) run(ctx context.Context, conn *sql.Conn, sources []*source) error {
+	err := p.tables(ctx, conn, sources)
+	if p.out == nil {
+		return err
+	}
+	if err == nil && p.pending > 0 {
+		err = p.commit(ctx)
+	}
+	if err != nil {
+		p.out.Abort(context.WithoutCancel(ctx), err)
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if cerr := p.out.Close(cctx); err == nil && cerr != nil {
+		err = cerr
+	}
+	return err
+}
+
+func (p *publisher) tables(ctx context.Context, conn *sql.Conn, sources []*source) error {
+	txn := &binlog.Txn{Time: time.Now()} // no binlog transaction: the binlog_gtid header is empty
+	for _, s := range sources {
+		var from any
+		for {
+			last, err := s.chunk(ctx, conn, from, p.cfg.Chunk, p.cfg.Since, p.cfg.Where, p.cfg.UUIDBinary, func(row *binlog.OutboxRow) error {
+				return p.row(ctx, row, txn)
+			})
+			if err != nil {
+				return err
+			}
+			if last == nil {
+				break
+			}
+			from = last
+			p.progress()
+		}
+	}
+	return nil
+}
+
+func (p *publisher) row(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn) error {
+	p.sum.Rows++
+	rec, err := p.router.Route(row, txn)
+	if err != nil {
+		return fmt.Errorf("row of %s.%s cannot be routed; nothing after it is published: %w", row.Database, row.Table, err)
+	}
+	tc := p.counts[rec.Topic]
+	if tc == nil {
+		tc = &TopicCount{Topic: rec.Topic}
+		p.counts[rec.Topic] = tc
+	}
+	tc.InWindow++
+	if p.known.Has(row.EventID) {
+		tc.Known++
+		p.sum.Skipped++
+		return nil
+	}
+	tc.Published++
+	if len(tc.FirstIDs) < dryRunIDs {
+		tc.FirstIDs = append(tc.FirstIDs, string(row.EventID))
+	}
+	if p.out == nil {
+		p.sum.Published++
+		return nil
+	}
+	if err := p.out.Produce(ctx, rec); err != nil {
+		return err
+	}
+	p.pending++
+	if p.pending >= int64(p.cfg.CommitRecords) {
+		return p.commit(ctx)
+	}
+	return nil
+}
+
+func (p *publisher) commit(ctx context.Context) error {
+	if err := p.out.Commit(ctx, nil); err != nil {
+		return err
+	}
+	p.sum.Published += p.pending
+	p.pending = 0
+	return nil
+}
+
+// progress logs a line every 5 seconds.
+func (p *publisher) progress() {
+	if time.Since(p.last) < 5*time.Second {
+		return
+	}
+	p.last = time.Now()
+	p.log.Info().Int64("rows", p.sum.Rows).Int64("skipped", p.sum.Skipped).Int64("published", p.sum.Published).
+		Bool("dry_run", p.cfg.DryRun).Msg("recovering")
+}
+
+// openSink opens a Kafka session with the recovery's own transactional
+// id that writes no checkpoint; opening it fences an earlier recovery of
+// the same id and aborts its open transaction.
+func openSink(ctx context.Context, cfg *Config) (sink, error) {
+	pc := cfg.Producer
+	log := cfg.Logger.With().Str("transactional_id", cfg.TransactionalID).Logger()
+	pc.Log = log
+	s, err := kafka.NewSession(kafka.SessionConfig{
+		Producer:         pc,
+		TransactionalIDs: []string{cfg.TransactionalID},
+		NoCheckpoint:     true,
+		Log:              log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Open(ctx); err != nil {
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = s.Close(done)
+		return nil, err
+	}
+	return s, nil
+}

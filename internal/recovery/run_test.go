@@ -1,0 +1,136 @@
+package recovery
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/route"
+)
+
+// fakeSink records what a publisher produces and commits.
+type fakeSink struct {
+	produced  []*kgo.Record
+	commits   []int // records produced at each commit
+	failAfter int   // Produce fails after this many records (0: never)
+}
+
+func (f *fakeSink) Produce(_ context.Context, rec *kgo.Record) error {
+	if f.failAfter > 0 && len(f.produced) >= f.failAfter {
+		return fmt.Errorf("broker gone")
+	}
+	f.produced = append(f.produced, rec)
+	return nil
+}
+
+func (f *fakeSink) Commit(_ context.Context, cp *checkpoint.Checkpoint) error {
+	if cp != nil {
+		return fmt.Errorf("a recovery commits no checkpoint with its records")
+	}
+	f.commits = append(f.commits, len(f.produced))
+	return nil
+}
+func (f *fakeSink) Abort(context.Context, error) {}
+func (f *fakeSink) Close(context.Context) error  { return nil }
+
+func testRow(i int, typ string) *binlog.OutboxRow {
+	return &binlog.OutboxRow{Database: "shop", Table: "outbox",
+		EventID:       []byte(fmt.Sprintf("00000000-0000-4000-8000-%012d", i)),
+		AggregateType: []byte("order"), AggregateID: []byte(fmt.Sprintf("o-%d", i%3)),
+		EventType: []byte(typ), Payload: []byte(`{}`)}
+}
+
+func newTestPublisher(t *testing.T, out sink, known *kafka.IDSet, commitEvery int) (*publisher, *Summary) {
+	t.Helper()
+	router, err := route.New(route.Config{TopicTemplate: "t.{event_type}", ValidateJSON: true, RequireUUID: true})
+	require.NoError(t, err)
+	sum := &Summary{}
+	cfg := &Config{CommitRecords: commitEvery, DryRun: out == nil}
+	return &publisher{cfg: cfg, router: router, known: known, out: out, counts: map[string]*TopicCount{}, log: zerolog.Nop(), sum: sum}, sum
+}
+
+// TestPublisherSkipsKnownAndCommitsInTurns: ids already in Kafka are
+// counted and not produced; a commit comes every CommitRecords records
+// and once at the end; counts are per topic.
+func TestPublisherSkipsKnownAndCommitsInTurns(t *testing.T) {
+	known := kafka.NewIDSet()
+	for i := 0; i < 10; i += 3 {
+		known.Add(testRow(i, "A").EventID)
+	}
+	out := &fakeSink{}
+	p, sum := newTestPublisher(t, out, known, 4)
+	ctx := t.Context()
+	txn := &binlog.Txn{}
+	for i := range 10 {
+		typ := "A"
+		if i >= 7 {
+			typ = "B"
+		}
+		require.NoError(t, p.row(ctx, testRow(i, typ), txn))
+	}
+	require.NoError(t, p.run(ctx, nil, nil))
+	assert.Equal(t, int64(10), sum.Rows)
+	assert.Equal(t, int64(4), sum.Skipped, "ids 0, 3, 6, 9")
+	assert.Equal(t, int64(6), sum.Published)
+	assert.Len(t, out.produced, 6)
+	assert.Equal(t, []int{4, 6}, out.commits, "every 4 records, then the rest")
+	for _, rec := range out.produced {
+		id := string(rec.Headers[0].Value)
+		assert.False(t, known.Has([]byte(id)), "%s was known", id)
+	}
+	a, b := p.counts["t.A"], p.counts["t.B"]
+	require.NotNil(t, a)
+	require.NotNil(t, b)
+	assert.Equal(t, []int64{7, 3, 4}, []int64{a.InWindow, a.Known, a.Published})
+	assert.Equal(t, []int64{3, 1, 2}, []int64{b.InWindow, b.Known, b.Published})
+	assert.Len(t, a.FirstIDs, 4)
+}
+
+// TestPublisherDryRunProducesNothing: a dry run counts the same and has
+// no sink.
+func TestPublisherDryRunProducesNothing(t *testing.T) {
+	known := kafka.NewIDSet()
+	known.Add(testRow(0, "A").EventID)
+	p, sum := newTestPublisher(t, nil, known, 4)
+	for i := range 12 {
+		require.NoError(t, p.row(t.Context(), testRow(i, "A"), &binlog.Txn{}))
+	}
+	require.NoError(t, p.run(t.Context(), nil, nil))
+	assert.Equal(t, []int64{12, 1, 11}, []int64{sum.Rows, sum.Skipped, sum.Published})
+	assert.Len(t, p.counts["t.A"].FirstIDs, dryRunIDs)
+}
+
+// TestPublisherStopsAtRowError: a row that cannot be routed stops the
+// recovery before it is produced, naming the table.
+func TestPublisherStopsAtRowError(t *testing.T) {
+	out := &fakeSink{}
+	p, _ := newTestPublisher(t, out, kafka.NewIDSet(), 100)
+	bad := testRow(1, "A")
+	bad.EventID = []byte("not-a-uuid")
+	err := p.row(t.Context(), bad, &binlog.Txn{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "shop.outbox")
+	assert.Empty(t, out.produced)
+}
+
+// TestPublisherCountsOnlyCommitted: after a produce fails, Published
+// counts the records of committed transactions only.
+func TestPublisherCountsOnlyCommitted(t *testing.T) {
+	out := &fakeSink{failAfter: 5}
+	p, sum := newTestPublisher(t, out, kafka.NewIDSet(), 2)
+	var err error
+	for i := 0; i < 8 && err == nil; i++ {
+		err = p.row(t.Context(), testRow(i, "A"), &binlog.Txn{})
+	}
+	require.ErrorContains(t, err, "broker gone")
+	assert.Equal(t, int64(4), sum.Published, "two committed transactions of 2; the fifth record's is not")
+	assert.Equal(t, []int{2, 4}, out.commits)
+}
