@@ -177,6 +177,7 @@ func (h *hangingCluster) run(t *testing.T, txn twoStepTxn, txnID, topic string, 
 		require.GreaterOrEqual(t, o.readAfter, time.Duration(0),
 			"apache kafka %s never wrote the marker of the committed transaction on %s/0 (stable up to %d of %d): it drops markers of leaderless partitions; "+
 				"add the release to kafkaDropsLeaderlessMarkers and docs/kafka-issues.md", h.k.Version(), topic, o.stable, o.end)
+		assert.Empty(t, o.open, "DescribeProducers shows no transaction open on %s/0 once the marker is written", topic)
 		t.Logf("not reproduced, as expected of apache kafka %s: the marker was written %s after node %d came back", h.k.Version(), o.readAfter.Round(time.Millisecond), bID)
 		return
 	}
