@@ -90,6 +90,7 @@ var flagTable = []flagSpec{
 	flagOf(Router, "delivery", string(relay.DefaultDelivery), "exactly-once or at-least-once", func(c *Config) *string { return &c.Delivery }).ignoredBy(CmdReplay),
 	flagOf(Router, "commit-records", relay.DefaultCommitRecords, "commit a Kafka transaction after this many records", func(c *Config) *int { return &c.CommitRecords }),
 	flagOf(Router, "commit-interval", relay.DefaultCommitInterval, "commit a Kafka transaction after this long", func(c *Config) *time.Duration { return &c.CommitInterval }).ignoredBy(CmdReplay),
+	flagOf(Router, "commit-linger", relay.DefaultCommitLinger, "least time between two commits made because the binlog had nothing more (negative: none)", func(c *Config) *time.Duration { return &c.CommitLinger }).ignoredBy(CmdReplay),
 	flagOf(Router, "idle-checkpoint", relay.DefaultIdleCheckpoint, "advance the checkpoint over non-outbox transactions this often", func(c *Config) *time.Duration { return &c.IdleCheckpoint }).ignoredBy(CmdReplay),
 	flagOf(Router, "event-cache", binlog.DefaultEventCache, "binlog events buffered between network and decoding", func(c *Config) *int { return &c.EventCache }),
 	flagOf(Router, "max-buffered-records", relay.DefaultMaxBufferedRecords, "Kafka producer buffer, records", func(c *Config) *int { return &c.MaxBufferedRecords }),

@@ -50,11 +50,6 @@ type Config struct {
 	// Cadence bounds each Kafka transaction and paces the checkpoint
 	// (--commit-records, --commit-interval, --idle-checkpoint).
 	Cadence
-	// CommitLinger is the least time between two commits made because
-	// the reader had nothing more: under a steady trickle of small
-	// transactions it lets a few share one Kafka transaction instead of
-	// paying one each. Default DefaultCommitLinger; negative disables.
-	CommitLinger time.Duration
 	// KafkaTimeout bounds how long a record, flush or transaction end may
 	// wait for Kafka; past it the relay stops with an error (nothing is
 	// dropped: the checkpoint stays before the undelivered records).
@@ -119,6 +114,13 @@ type Cadence struct {
 	// IdleCheckpoint is how often the checkpoint advances over
 	// transactions without outbox rows. Default DefaultIdleCheckpoint.
 	IdleCheckpoint time.Duration // --idle-checkpoint
+	// CommitLinger is the least time between two commits made because
+	// the reader had nothing more: under a steady trickle of small
+	// transactions it lets a few share one Kafka transaction instead of
+	// paying one each, trading latency for fewer transactions (each costs
+	// the brokers markers and transaction log writes). Default
+	// DefaultCommitLinger; negative disables.
+	CommitLinger time.Duration // --commit-linger
 }
 
 // ProducerLimits bound the Kafka producer of the relay and of replay:

@@ -58,6 +58,14 @@ func runBrokerLive(ctx context.Context, e *env, o *options) ([]brokerRate, error
 		if err != nil {
 			return out, err
 		}
+		if o.LiveWarmup > 0 {
+			warm := *o
+			warm.LiveDuration = o.LiveWarmup
+			if _, err := brokerRun(ctx, e, &warm, gen, cons, topic, m, o.LiveRates[0]); err != nil {
+				cons.Stop()
+				return out, fmt.Errorf("broker alone, %s, warm-up: %w", m.Label, err)
+			}
+		}
 		for _, rate := range o.LiveRates {
 			e.settle(ctx, o.Settle)
 			r, err := brokerRun(ctx, e, o, gen, cons, topic, m, rate)

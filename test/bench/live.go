@@ -82,6 +82,18 @@ func runLive(ctx context.Context, e *env, o *options) (liveStage, error) {
 		return st, fmt.Errorf("live: the warm-up event did not arrive within 30s; router log:\n%s", p.LogTail(20))
 	}
 	expected := 1
+	if o.LiveWarmup > 0 {
+		// A fresh JVM broker is slow until its JIT has compiled the
+		// transaction paths; brokers users run are warm.
+		e.log.Info().Dur("warmup", o.LiveWarmup).Msg("live: unmeasured warm-up load")
+		lr := openLoop(ctx, db, o.LiveRates[0], o.LiveWarmup, o.LiveConns, gen)
+		for _, s := range lr.Samples {
+			if s.Err == nil {
+				expected++
+			}
+		}
+		cons.waitCount(ctx, expected, liveGrace)
+	}
 	for _, rate := range o.LiveRates {
 		e.log.Info().Int("rate", rate).Dur("window", o.LiveDuration).Msg("live: open-loop inserts")
 		res := measureRate(ctx, e, o, db, gen, cons, p.Pid(), rate, &expected)

@@ -24,6 +24,7 @@ type options struct {
 	CommitEvery  int           // raw transactional produce: records per Kafka transaction (the router's --commit-records default)
 	LiveRates    []int         // open-loop insert rates, events/s
 	LiveDuration time.Duration // how long each rate runs
+	LiveWarmup   time.Duration // unmeasured load at the first rate before the live and broker stages
 	LiveConns    int           // connections of the open-loop load generator (16 carry 10k/s at ~1 ms an INSERT; 64 made mariadbd thrash on 2 cores)
 	BigRows      int           // rows of the 1 MB payload backlog
 	BigPayload   int           // payload size of that backlog, bytes
@@ -55,6 +56,7 @@ func defaultOptions() options {
 		CommitEvery:  relay.DefaultCommitRecords,
 		LiveRates:    []int{1000, 10000},
 		LiveDuration: 20 * time.Second,
+		LiveWarmup:   5 * time.Second,
 		LiveConns:    16,
 		BigRows:      300,
 		BigPayload:   1 << 20,
@@ -82,6 +84,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.CommitEvery, "commit-every", o.CommitEvery, "raw transactional produce: records per Kafka transaction")
 	fs.Var((*intList)(&o.LiveRates), "live-rates", "open-loop insert rates in events/s, comma separated")
 	fs.DurationVar(&o.LiveDuration, "live-duration", o.LiveDuration, "duration of each live rate")
+	fs.DurationVar(&o.LiveWarmup, "live-warmup", o.LiveWarmup, "unmeasured load at the first live rate before measuring (warms the broker's JIT)")
 	fs.IntVar(&o.LiveConns, "live-conns", o.LiveConns, "connections of the live load generator")
 	fs.IntVar(&o.BigRows, "big-rows", o.BigRows, "rows of the large-payload backlog")
 	fs.IntVar(&o.BigPayload, "big-payload-bytes", o.BigPayload, "payload size of the large-payload backlog")
