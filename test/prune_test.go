@@ -300,8 +300,10 @@ func TestPruneInterval(t *testing.T) {
 	pf := e.grantPrune("shop.outbox")
 	old := e.insertAged("outbox", "Old", 10*24*time.Hour, 100)
 	fresh := e.insertAged("outbox", "Fresh", 0, 5)
-	args := append(e.args("prune6", "--idle-checkpoint", "200ms", "--prune-interval", "500ms", "--older-than", "7d"), pf...)
+	args := append(e.args("prune6", "--idle-checkpoint", "200ms", "--prune-interval", "500ms", "--older-than", "7d",
+		"--metrics-addr", "127.0.0.1:0"), pf...)
 	r := startRouter(t, args...)
+	base := "http://" + metricsAddr(t, r)
 	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
 	got := recordIDs(c.read(105, 15*time.Second))
 	eventually(t, 15*time.Second, "the old rows pruned", func() bool { return len(e.outboxIDs("outbox")) == len(fresh) })
@@ -312,6 +314,12 @@ func TestPruneInterval(t *testing.T) {
 	assert.Equal(t, sorted(old, fresh, later), sorted(got), "every row routed once")
 	eventually(t, 15*time.Second, "the later old rows pruned", func() bool { return len(e.outboxIDs("outbox")) == len(fresh) })
 	assert.True(t, r.running(), "the router runs on")
+	// A prune's rows are counted once it has ended.
+	eventually(t, 15*time.Second, "the pruned rows counted", func() bool {
+		return metricValue(t, base, "binlog_router_prune_rows_deleted_total") == float64(len(old)+len(later))
+	})
+	assert.Positive(t, metricValue(t, base, `binlog_router_prune_runs_total{result="ok"}`))
+	assert.Positive(t, metricValue(t, base, "binlog_router_prune_cutoff_timestamp_seconds"))
 	assert.Contains(t, r.out.String(), `"component":"prune"`)
 	assert.Regexp(t, `"message":"prune done"`, r.out.String())
 }

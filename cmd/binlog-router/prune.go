@@ -14,6 +14,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/config"
 	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/logging"
+	"github.com/binlog-router/binlog-router/internal/metrics"
 	"github.com/binlog-router/binlog-router/internal/prune"
 )
 
@@ -91,9 +92,9 @@ func runPrune(ctx context.Context, cfg *config.Config, log zerolog.Logger) (prun
 // schedulePrune is run's --prune-interval: a prune every interval, the
 // first one interval after the start, until ctx ends. A prune's failure
 // is logged (WARN) and the next one tried at the next interval: the
-// router routes on. A stop cancels the prune in flight, whose batch the
+// router routes on. Each prune is counted in m (Metrics.Pruned). A stop cancels the prune in flight, whose batch the
 // server rolls back.
-func schedulePrune(ctx context.Context, cfg *config.Config, log zerolog.Logger) {
+func schedulePrune(ctx context.Context, cfg *config.Config, log zerolog.Logger, m *metrics.Metrics) {
 	log = log.With().Str("component", "prune").Logger()
 	log.Info().Dur("interval", cfg.Prune.Interval).Dur("older_than", cfg.Prune.OlderThan.D).Msg("pruning the outbox tables on a schedule")
 	timer := time.NewTimer(cfg.Prune.Interval)
@@ -104,7 +105,12 @@ func schedulePrune(ctx context.Context, cfg *config.Config, log zerolog.Logger) 
 			return
 		case <-timer.C:
 		}
-		if _, err := pruneOnce(ctx, cfg, log); err != nil && ctx.Err() == nil {
+		sum, err := pruneOnce(ctx, cfg, log)
+		if ctx.Err() != nil {
+			return
+		}
+		m.Pruned(sum.Deleted, sum.Cutoff, err)
+		if err != nil {
 			log.Warn().Err(err).Dur("next_in", cfg.Prune.Interval).Msg("prune failed; trying again at the next interval")
 		}
 		timer.Reset(cfg.Prune.Interval)

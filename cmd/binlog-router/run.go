@@ -95,7 +95,7 @@ func runRouter(ctx context.Context, cfg *config.Config, log zerolog.Logger) erro
 	}
 	g.Go(func() error { return metrics.NewProgress(m, log, metrics.ProgressConfig{}).Run(sctx) })
 	if cfg.Prune.Interval > 0 {
-		g.Go(func() error { schedulePrune(sctx, cfg, log); return nil })
+		g.Go(func() error { schedulePrune(sctx, cfg, log, m); return nil })
 	}
 
 	guard := &validate.Guard{}

@@ -55,6 +55,7 @@ type Metrics struct {
 	kafka         *kafkaMetrics
 	latency       *latency
 	outages       *outages
+	prunes        *prunes
 
 	topics *limiter
 	kinds  *limiter
@@ -209,6 +210,7 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 		lag, age, caughtUp, build, ready, txnAge, m.txnTimeout)
 	m.kafka.register(reg)
 	m.outages = newOutages(reg)
+	m.prunes = newPrunes(reg)
 	return m
 }
 
