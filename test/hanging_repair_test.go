@@ -33,9 +33,22 @@ import (
 // the router starts from that checkpoint topic. It must log the repair,
 // resume from that checkpoint, and a read_committed consumer must read the
 // bare producer's record and the two later rows exactly once each, and
-// neither of the two rows before the checkpoint.
+// neither of the two rows before the checkpoint. It runs on a cluster
+// formatted with transaction.version 2 (the default: the coordinator's
+// epoch is one past the transaction's records) and with 0 (the same
+// epoch).
 func TestRouterRepairsHangingCommit(t *testing.T) {
-	k := privateApache(t, devenv.ApacheKafkaConfig{Nodes: 3})
+	for _, tv := range []int16{2, 0} {
+		t.Run(fmt.Sprintf("transaction.version=%d", tv), func(t *testing.T) {
+			k := privateApache(t, devenv.ApacheKafkaConfig{Nodes: 3, FormatArgs: []string{"--feature", fmt.Sprintf("transaction.version=%d", tv)}})
+			repairsHangingCommit(t, k, tv)
+		})
+	}
+}
+
+// repairsHangingCommit is one run of TestRouterRepairsHangingCommit on
+// k, whose transaction.version is tv.
+func repairsHangingCommit(t *testing.T, k *devenv.Kafka, tv int16) {
 	if !kafkaDropsLeaderlessMarkers(k.Apache.Version()) {
 		t.Skipf("apache kafka %s writes the markers of leaderless partitions once they have a leader again: nothing hangs", k.Apache.Version())
 	}
@@ -105,6 +118,7 @@ func TestRouterRepairsHangingCommit(t *testing.T) {
 	// keep the transaction open.
 	open, txn := h.describe(ctx, t, txnID, cpTopic)
 	require.Equal(t, "CompleteCommit", txn.State, "the coordinator completed the commit")
+	require.Equal(t, epoch+map[bool]int16{true: 1, false: 0}[tv >= 2], txn.ProducerEpoch, "the coordinator's epoch under transaction.version %d", tv)
 	require.Len(t, open, 1, "the transaction is open on %s/0", cpTopic)
 	require.Equal(t, pid, open[0].ProducerID)
 	require.Equal(t, epoch, open[0].ProducerEpoch)
