@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -37,6 +38,13 @@ type SessionConfig struct {
 	CheckpointTopic string
 	// SettleWait bounds Settle in Open.
 	SettleWait time.Duration
+	// Topics selects the topics where Open looks for the partitions of a
+	// hanging transaction of its own to repair (repairHanging), such as
+	// route.TopicPattern of the topic template and the dead-letter topic.
+	// Nil, the router's, is every topic the client can list: markers are
+	// only written where the session's own transaction is open, so the
+	// filter bounds the work, not what is written.
+	Topics *regexp.Regexp
 	// Log receives the session's own messages.
 	Log zerolog.Logger
 	// NoCheckpoint makes a session that writes no checkpoint (a replay's
@@ -93,6 +101,13 @@ func (s *Session) p() *Producer { return s.ps[s.cur] }
 // partition has settled (Settle) and returns the last committed
 // checkpoint of Name, or nil when none is stored. With NoCheckpoint it
 // only initialises the producers.
+//
+// Before the initialisation it describes its transactional ids, to know
+// the decided outcome of each one's last transaction; if the checkpoint
+// partition has not settled after repairAfter and holds only hanging
+// transactions of its own whose outcome is so known (Apache Kafka's
+// KAFKA-20734), it writes their markers (repairHanging) and waits again,
+// within SettleWait in all.
 func (s *Session) Open(ctx context.Context) (*checkpoint.Checkpoint, error) {
 	if s.cfg.NoCheckpoint {
 		for _, p := range s.ps {
@@ -116,12 +131,21 @@ func (s *Session) Open(ctx context.Context) (*checkpoint.Checkpoint, error) {
 	if _, err := s.limits.Of(ctx, s.cfg.CheckpointTopic); err != nil {
 		return nil, err
 	}
+	outcomes := s.outcomes(ctx)
+	inited := map[int64]int16{}
 	for _, p := range s.ps {
 		if err := p.Init(ctx); err != nil {
 			return nil, err
 		}
+		if len(outcomes) == 0 {
+			continue
+		}
+		if id, epoch, err := p.cl.ProducerID(ctx); err == nil {
+			inited[id] = epoch
+		}
 	}
-	st, err := Settle(ctx, s.cfg.CheckpointTopic, s.cfg.SettleWait, s.cfg.Producer.Kafka...)
+	keepUnchanged(outcomes, inited)
+	st, err := s.settle(ctx, outcomes)
 	if err != nil {
 		return nil, fmt.Errorf("loading checkpoint %q: %w", s.cfg.Name, err)
 	}
@@ -137,6 +161,52 @@ func (s *Session) Open(ctx context.Context) (*checkpoint.Checkpoint, error) {
 		return nil, fmt.Errorf("loading checkpoint %q: %w", s.cfg.Name, err)
 	}
 	return cp, nil
+}
+
+// outcomes describes the session's transactional ids (describeOutcomes);
+// a failure is an unknown outcome.
+func (s *Session) outcomes(ctx context.Context) map[int64]txnOutcome {
+	if !s.transactional() {
+		return nil
+	}
+	cl, err := NewClient(s.cfg.Producer.Kafka...)
+	if err != nil {
+		return nil
+	}
+	defer cl.Close()
+	dctx, cancel := context.WithTimeout(ctx, repairAfter)
+	defer cancel()
+	out := describeOutcomes(dctx, cl, s.cfg.TransactionalIDs, s.cfg.Log)
+	if len(out) > 0 {
+		s.cfg.Log.Debug().Str("outcomes", joinOutcomes(out)).Msg("the decided outcomes of the transactional ids' last transactions")
+	}
+	return out
+}
+
+// settle is Settle within SettleWait. With outcomes known, it first waits
+// repairAfter; if the partition has not settled by then, it repairs what
+// it may (repairHanging, bounded by repairWithin) and waits for the rest
+// of SettleWait.
+func (s *Session) settle(ctx context.Context, outcomes map[int64]txnOutcome) (Settled, error) {
+	first := s.cfg.SettleWait
+	if len(outcomes) > 0 {
+		first = min(repairAfter, s.cfg.SettleWait)
+	}
+	st, err := Settle(ctx, s.cfg.CheckpointTopic, first, s.cfg.Producer.Kafka...)
+	if !errors.Is(err, ErrUnsettled) || first == s.cfg.SettleWait {
+		return st, err
+	}
+	cl, cerr := NewClient(s.cfg.Producer.Kafka...)
+	if cerr != nil {
+		return st, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, repairWithin)
+	repairHanging(rctx, cl, s.cfg.CheckpointTopic, s.cfg.Topics, outcomes, s.cfg.Log)
+	cancel()
+	cl.Close()
+	st, err = Settle(ctx, s.cfg.CheckpointTopic, s.cfg.SettleWait-first, s.cfg.Producer.Kafka...)
+	st.Waited += first
+	return st, err
 }
 
 // Limit returns the largest record batch topic takes, reading it from the
