@@ -38,8 +38,9 @@ test-apache: kafka-jars ## the Kafka-side suites again on a private Apache Kafka
 		$(GO) test -race -count=1 -timeout 40m -p 1 -run '$(APACHE_TESTS)|^TestApacheKafka' ./internal/devenv/ ./inbox/ ./test/
 
 # The Apache Kafka issues the router works around (docs/kafka-issues.md),
-# reproduced without the router; minutes each, so not part of `make test`.
-KAFKA_ISSUE_TESTS ?= ^TestKafkaHangingMarkerAfterLeaderStop$$
+# reproduced without the router, and the router's repair; minutes each
+# (private three-node clusters), so not part of `make test`.
+KAFKA_ISSUE_TESTS ?= ^(TestKafkaHangingMarkerAfterLeaderStop|TestRouterRepairsHangingCommit)$$
 
 test-kafka-issues: kafka-jars ## reproduce, without the router, the Apache Kafka issues of docs/kafka-issues.md (private clusters, needs java and mvn; about 3 minutes)
 	BINLOG_ROUTER_TEST_BROKER=apache BINLOG_ROUTER_KAFKA_VERSION=$(KAFKA_VERSION) \
