@@ -64,6 +64,7 @@ func TestFaultBinlogPurged(t *testing.T) {
 	assert.Equal(t, 3, code, "exit code for a purged binlog")
 	assert.Contains(t, stopLine, "binlog purged", "the error says the binlog was purged")
 	assert.Contains(t, stopLine, cp, "the error names the checkpoint position")
+	assert.Contains(t, stopLine, "binlog-router recover --since", "the error names the way back")
 
 	got := col.settle(t, time.Second)
 	v := checkDelivery(t, first, got, nil)

@@ -64,7 +64,7 @@ func (e *PurgedError) Error() string {
 	if e.Server != "" {
 		fmt.Fprintf(&b, ": %s", e.Server)
 	}
-	b.WriteString("; events in that range were never published. Recover them from a backup or the outbox table itself, then move the checkpoint to the server's oldest position (`binlog-router validate` prints it) with `binlog-router checkpoint set --gtid <set>`, or reset it and start with --start earliest")
+	b.WriteString("; events in that range were never published. Publish them from the outbox table with `binlog-router recover --since <a time before the router stopped>` (add --dry-run first to see the counts), which skips every event already in Kafka and moves the checkpoint to its snapshot, then run again; or move the checkpoint to the server's oldest position (`binlog-router validate` prints it) with `binlog-router checkpoint set --gtid <set>`, or reset it and start with --start earliest, both leaving the gap unpublished")
 	return b.String()
 }
 
