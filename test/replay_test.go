@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -223,4 +224,43 @@ func recordsByID(t testing.TB, recs []*kgo.Record) map[string]*kgo.Record {
 		m[id] = r
 	}
 	return m
+}
+
+// TestReplayDeadLetters: a row of the range that cannot be routed stops a
+// replay by default, naming the row, and with --on-invalid dead-letter
+// goes to the dead-letter topic while the other rows are replayed.
+func TestReplayDeadLetters(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	args := e.args("rpdlq")
+	from := e.gtidPos()
+	good1 := newEvent("g1", "Good", `{"ok":1}`)
+	bad := event{ID: "6b0c1b4e-7a35-4c89-9a0b-1c1d2e3f4a5c", AggType: "order", AggID: "", Type: "Bad", Payload: ptr(`{}`)}
+	good2 := newEvent("g2", "Good", `{"ok":2}`)
+	e.insertTx(good1)
+	e.insertTx(bad)
+	e.insertTx(good2)
+	to := e.gtidPos()
+	rng := []string{"--from-gtid", from, "--to-gtid", to, "--topic-prefix", "rp."}
+
+	res := cliRun(t, append(append(append([]string{"replay"}, args...), rng...), "--transactional-id", "rpdlq-fail")...)
+	require.NotEqual(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stderr, bad.ID, "the error names the row")
+	assert.Contains(t, res.stderr, "--on-invalid", "the error names the fix")
+
+	dlq := e.prefix + ".dlq"
+	res = cliRun(t, append(append(append([]string{"replay"}, args...), rng...),
+		"--transactional-id", "rpdlq-letters", "--on-invalid", "dead-letter", "--dead-letter-topic", dlq)...)
+	require.Equal(t, 0, res.code, res.stderr)
+	replayed := newConsumer(t, e.kafka.Brokers, `^rp\.`+e.prefix+`\.Good$`)
+	got := replayed.read(2, 60*time.Second)
+	got = append(got, replayed.quiet(500*time.Millisecond)...)
+	assert.ElementsMatch(t, []string{good1.ID, good2.ID}, recordIDs(got), "the good rows, once each")
+	d := newConsumer(t, e.kafka.Brokers, "^"+regexp.QuoteMeta(dlq)+"$")
+	letters := d.read(1, 60*time.Second)
+	letters = append(letters, d.quiet(500*time.Millisecond)...)
+	require.Len(t, letters, 1)
+	kind, _ := header(letters[0], "error_kind")
+	id, _ := header(letters[0], "id")
+	assert.Equal(t, "null_aggregate_id", kind)
+	assert.Equal(t, bad.ID, id)
 }

@@ -121,6 +121,8 @@ func (c *Config) ReplayConfig(log zerolog.Logger, out io.Writer) replay.Config {
 		ToTime:             c.Replay.ToTime.Time,
 		Route:              c.RouteConfig(),
 		TopicPrefix:        c.Replay.TopicPrefix,
+		OnInvalid:          relay.InvalidPolicy(c.OnInvalid),
+		DeadLetterTopic:    c.DeadLetterTopic,
 		DryRun:             c.DryRun,
 		Out:                out,
 		Kafka:              c.KafkaOpts(),

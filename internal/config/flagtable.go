@@ -68,9 +68,9 @@ var flagTable = []flagSpec{
 	flagOf(Router, "column-traceparent", "", "W3C traceparent column", func(c *Config) *string { return &c.Columns.Traceparent }).documented(fromPreset),
 	flagOf(Router, "column-headers", "", "JSON object column of extra headers", func(c *Config) *string { return &c.Columns.Headers }).documented(fromPreset),
 	flagOf(Router, "on-update", string(binlog.DefaultOnUpdate), "UPDATE of an outbox row: warn or fail", func(c *Config) *string { return &c.OnUpdate }),
-	flagOf(Router, "on-invalid", string(relay.DefaultOnInvalid), "outbox row that cannot be routed: fail (stop) or dead-letter", func(c *Config) *string { return &c.OnInvalid }).ignoredBy(CmdReplay),
+	flagOf(Router, "on-invalid", string(relay.DefaultOnInvalid), "outbox row that cannot be routed: fail (stop) or dead-letter", func(c *Config) *string { return &c.OnInvalid }),
 	flagOf(Router, "on-partition-change", string(kafka.DefaultPartitionPolicy), "a topic the router writes to changed its partition count: warn (go on with the new count) or fail (stop before the first record placed by it)", func(c *Config) *string { return &c.OnPartitionChange }).ignoredBy(CmdReplay),
-	flagOf(Router, "dead-letter-topic", relay.DefaultDeadLetterTopic, "topic for rows that cannot be routed (with --on-invalid=dead-letter)", func(c *Config) *string { return &c.DeadLetterTopic }).ignoredBy(CmdReplay),
+	flagOf(Router, "dead-letter-topic", relay.DefaultDeadLetterTopic, "topic for rows that cannot be routed (with --on-invalid=dead-letter)", func(c *Config) *string { return &c.DeadLetterTopic }),
 
 	// The records.
 	flagOf(Router, "topic-template", "", "topic template; placeholders {event_type} {aggregate_type} {database} {table} (default "+route.DefaultTopicTemplate+"; debezium preset "+schema.DebeziumTopicTemplate+")", func(c *Config) *string { return &c.TopicTemplate }).documented(route.DefaultTopicTemplate),

@@ -71,7 +71,7 @@ func pass(ctx context.Context, cfg *Config, source relay.Source, out relay.Sink,
 }
 
 // rowErrorHint is the fix named when a row cannot be routed.
-const rowErrorHint = "replay stops at a row it cannot route: give it the router's settings (--validate-json, --require-uuid, --topic-template, --contracts-dir), or replay the ranges before and after this transaction separately"
+const rowErrorHint = "replay stops at a row it cannot route: give it the router's settings (--validate-json, --require-uuid, --topic-template, --contracts-dir), or send such rows to the dead-letter topic with --on-invalid=dead-letter"
 
 // openShadow opens the sink of a real replay: a Kafka session with the
 // replay's own transactional id that writes no checkpoint. Opening it
