@@ -69,12 +69,23 @@ func TestPrometheusAlerts(t *testing.T) {
 	// dead-letter panel too, now that there is one).
 	p.checkDashboard(t)
 
-	// Kafka stops. The router waits for it (--kafka-timeout 2m) with its
-	// Kafka transaction open; its readiness window is 30 s.
+	// Kafka answers no produce request: the router's flush waits with
+	// its Kafka transaction open, which ages towards its timeout.
+	held, release := holdProduce(t, e)
+	select {
+	case <-held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the router sent no produce request within 30s")
+	}
+	produceHeld := time.Now()
+	alerts.await(t, "BinlogRouterTransactionTimeoutNear", "pending", produceHeld, 45*time.Second)
+	release()
+
+	// Kafka stops. The router waits for it (--kafka-timeout 2m), starting
+	// new sessions; its readiness window is 30 s.
 	e.kafka.Close()
 	kafkaStopped := time.Now()
-	for _, a := range []string{"BinlogRouterKafkaUnreachable", "BinlogRouterTransactionTimeoutNear",
-		"BinlogRouterLagHigh", "BinlogRouterCheckpointStale", "BinlogRouterNotReady"} {
+	for _, a := range []string{"BinlogRouterKafkaUnreachable", "BinlogRouterLagHigh", "BinlogRouterCheckpointStale", "BinlogRouterNotReady"} {
 		alerts.await(t, a, "pending", kafkaStopped, 45*time.Second)
 	}
 	r.mustRun("Kafka stopped")
@@ -90,6 +101,8 @@ func TestPrometheusAlerts(t *testing.T) {
 		{"starting", testStart, []string{"BinlogRouterNotReady", "BinlogRouterMissing"}},
 		{"healthy", healthy, nil},
 		{"dead letter", deadLetter, []string{"BinlogRouterDeadLetters"}},
+		{"produce held", produceHeld, []string{"BinlogRouterDeadLetters", "BinlogRouterTransactionTimeoutNear",
+			"BinlogRouterLagHigh", "BinlogRouterCheckpointStale", "BinlogRouterErrorRate"}},
 		{"Kafka stopped", kafkaStopped, []string{"BinlogRouterDeadLetters", "BinlogRouterKafkaUnreachable",
 			"BinlogRouterTransactionTimeoutNear", "BinlogRouterLagHigh", "BinlogRouterCheckpointStale",
 			"BinlogRouterNotReady", "BinlogRouterErrorRate"}},
@@ -101,7 +114,7 @@ func TestPrometheusAlerts(t *testing.T) {
 	alerts.stop()
 	alerts.check(t, phases)
 	t.Logf("alerts seen:\n%s", alerts.report(map[string]time.Time{
-		"dead letter": deadLetter, "Kafka stopped": kafkaStopped, "router killed": killed}))
+		"dead letter": deadLetter, "produce held": produceHeld, "Kafka stopped": kafkaStopped, "router killed": killed}))
 	t.Logf("whole test %s, %s", time.Since(testStart).Round(time.Second), l)
 }
 

@@ -3,6 +3,7 @@ package test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -231,7 +232,7 @@ func TestExitCodes(t *testing.T) {
 		// A replay stopped while Kafka holds its produce request (until
 		// the test ends): it gives up the open transaction (after its
 		// 10 s abort timeout) and exits 0, saying from where to go on.
-		held := holdProduce(t, e)
+		held, _ := holdProduce(t, e)
 		rp := startCommand(t, "replay", append(append([]string(nil), base...), "--from-gtid", "", "--topic-prefix", "again.")...)
 		select {
 		case <-held:
@@ -262,12 +263,14 @@ func TestExitCodes(t *testing.T) {
 }
 
 // holdProduce makes the in-process kfake broker hold every produce
-// request until the test ends; held is signalled when the first one
-// arrives.
-func holdProduce(t testing.TB, e *env) (held <-chan struct{}) {
+// request until release is called or the test ends; held is signalled
+// when the first one arrives.
+func holdProduce(t testing.TB, e *env) (held <-chan struct{}, release func()) {
 	c := e.kafka.Cluster
 	stop, arrived := make(chan struct{}), make(chan struct{}, 1)
-	t.Cleanup(func() { close(stop) })
+	var once sync.Once
+	release = func() { once.Do(func() { close(stop) }) }
+	t.Cleanup(release)
 	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
 		select {
 		case <-stop:
@@ -281,5 +284,5 @@ func holdProduce(t testing.TB, e *env) (held <-chan struct{}) {
 		c.SleepControl(func() { <-stop })
 		return nil, nil, false
 	})
-	return arrived
+	return arrived, release
 }
