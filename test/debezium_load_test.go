@@ -67,12 +67,15 @@ func (l *dbzLoad) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
+		// The transaction runs to its end, outside stop's cancellation: a
+		// COMMIT cut off by it may have committed all the same, and its rows
+		// would then be published but not counted.
 		l.mu.Lock()
-		txn, err := l.tx(ctx, rows, n%2 == 1)
+		txCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		txn, err := l.tx(txCtx, rows, n%2 == 1)
+		cancel()
 		if err != nil {
-			if ctx.Err() == nil {
-				l.err = err
-			}
+			l.err = err
 			l.mu.Unlock()
 			return
 		}
