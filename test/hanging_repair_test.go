@@ -133,8 +133,9 @@ func repairsHangingCommit(t *testing.T, k *devenv.Kafka, tv int16) {
 		e.insertTx(ev)
 	}
 	began := time.Now()
-	r := startRouter(t, e.args(name)...)
+	r := startRouter(t, e.args(name, "--metrics-addr", "127.0.0.1:0")...)
 	defer r.stop(30 * time.Second)
+	base := "http://" + metricsAddr(t, r)
 	wctx, wcancel := context.WithTimeout(ctx, 90*time.Second)
 	defer wcancel()
 	require.NoError(t, r.waitLog(wctx, "KAFKA-20734"), "the router repairs the hanging transaction:\n%s", tail(r.out.String(), 30))
@@ -155,4 +156,6 @@ func repairsHangingCommit(t *testing.T, k *devenv.Kafka, tv int16) {
 		assert.False(t, slices.Contains(got, ev.ID), "row %s before the checkpoint is not published again", ev.ID)
 	}
 	assert.Equal(t, 1, strings.Count(r.out.String(), `"kafka_issue":"KAFKA-20734"`), "one repair")
+	assert.Equal(t, 1.0, metricValue(t, base, `binlog_router_kafka_hanging_transactions_repaired_total{outcome="commit"}`), "one repair counted")
+	assert.Equal(t, 0.0, metricValue(t, base, `binlog_router_kafka_hanging_transactions_repaired_total{outcome="abort"}`))
 }

@@ -171,13 +171,14 @@ func repairable(open []kadm.DescribedProducer, outcomes map[int64]txnOutcome) []
 // `kafka-transactions.sh abort` writes (WriteTxnMarkers to the
 // partition's leader with the producer id and epoch DescribeProducers
 // shows, and its coordinator epoch, 0 when absent), with the decided
-// outcome.
+// outcome. Each transaction whose markers it wrote somewhere is reported
+// to onRepaired, when not nil.
 //
 // It does nothing when the outcome is unknown, or any transaction open
 // on the checkpoint partition is not one of the session's with a known
 // outcome: Settle then ends as before. Failures are logged; Settle after
 // it says whether the partition settled.
-func repairHanging(ctx context.Context, cl *kgo.Client, checkpointTopic string, topics *regexp.Regexp, outcomes map[int64]txnOutcome, log zerolog.Logger) bool {
+func repairHanging(ctx context.Context, cl *kgo.Client, checkpointTopic string, topics *regexp.Regexp, outcomes map[int64]txnOutcome, onRepaired func(committed bool), log zerolog.Logger) bool {
 	if len(outcomes) == 0 {
 		return false
 	}
@@ -242,7 +243,12 @@ func repairHanging(ctx context.Context, cl *kgo.Client, checkpointTopic string, 
 		ev.Str("kafka_issue", "KAFKA-20734").Str("transactional_id", tg.Outcome.TxnID).Int64("producer_id", tg.Outcome.ProducerID).
 			Int16("producer_epoch", tg.Epoch).Str("outcome", tg.Outcome.String()).Strs("partitions", repaired).
 			Msg("a transaction of the router's was completed by the coordinator without its markers (KAFKA-20734, docs/kafka-issues.md); wrote its decided markers")
-		wrote = wrote || len(repaired) > 0
+		if len(repaired) > 0 {
+			wrote = true
+			if onRepaired != nil {
+				onRepaired(tg.Outcome.Committed)
+			}
+		}
 	}
 	return wrote
 }

@@ -45,6 +45,10 @@ type SessionConfig struct {
 	// only written where the session's own transaction is open, so the
 	// filter bounds the work, not what is written.
 	Topics *regexp.Regexp
+	// OnRepaired, when set, is called once for each hanging transaction
+	// whose markers Open wrote (committed: its decided outcome was a
+	// commit), from the goroutine that called Open.
+	OnRepaired func(committed bool)
 	// Log receives the session's own messages.
 	Log zerolog.Logger
 	// NoCheckpoint makes a session that writes no checkpoint (a replay's
@@ -201,7 +205,7 @@ func (s *Session) settle(ctx context.Context, outcomes map[int64]txnOutcome) (Se
 		return st, err
 	}
 	rctx, cancel := context.WithTimeout(ctx, repairWithin)
-	repairHanging(rctx, cl, s.cfg.CheckpointTopic, s.cfg.Topics, outcomes, s.cfg.Log)
+	repairHanging(rctx, cl, s.cfg.CheckpointTopic, s.cfg.Topics, outcomes, s.cfg.OnRepaired, s.cfg.Log)
 	cancel()
 	cl.Close()
 	st, err = Settle(ctx, s.cfg.CheckpointTopic, s.cfg.SettleWait-first, s.cfg.Producer.Kafka...)

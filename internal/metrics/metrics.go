@@ -55,6 +55,7 @@ type Metrics struct {
 	kafka         *kafkaMetrics
 	latency       *latency
 	outages       *outages
+	repairs       *prometheus.CounterVec
 	prunes        *prunes
 
 	topics *limiter
@@ -210,6 +211,7 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 		lag, age, caughtUp, build, ready, txnAge, m.txnTimeout)
 	m.kafka.register(reg)
 	m.outages = newOutages(reg)
+	m.repairs = newRepairs(reg)
 	m.prunes = newPrunes(reg)
 	return m
 }

@@ -32,6 +32,10 @@ type Metrics interface {
 	// KafkaOutage reports an outage that ended: from the first failure to
 	// reach Kafka to the first commit Kafka accepted after it.
 	KafkaOutage(d time.Duration)
+	// TransactionRepaired counts a hanging transaction of the router's
+	// own whose decided markers a session wrote (kafka.SessionConfig
+	// OnRepaired); it is called from Open, on the relay goroutine.
+	TransactionRepaired(committed bool)
 }
 
 type nopMetrics struct{}
@@ -46,3 +50,4 @@ func (nopMetrics) Failed(string)                               {}
 func (nopMetrics) Buffered(int64)                              {}
 func (nopMetrics) KafkaTransaction(time.Time)                  {}
 func (nopMetrics) KafkaOutage(time.Duration)                   {}
+func (nopMetrics) TransactionRepaired(bool)                    {}
