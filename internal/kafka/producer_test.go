@@ -28,11 +28,11 @@ func newCluster(t *testing.T, opts ...kfake.Opt) *devenv.Kafka {
 	return k
 }
 
-func newProducer(t *testing.T, k *devenv.Kafka, txnID string) *Producer {
-	t.Helper()
-	p, err := New(Config{
+// testConfig is a small transactional producer's configuration for the
+// tests' cluster k (set TransactionalID, or a session's ids).
+func testConfig(k *devenv.Kafka) Config {
+	return Config{
 		Kafka:              []kgo.Opt{kgo.SeedBrokers(k.Brokers...)},
-		TransactionalID:    txnID,
 		TransactionTimeout: time.Minute,
 		MaxBufferedRecords: 100,
 		MaxBufferedBytes:   1 << 20,
@@ -40,7 +40,14 @@ func newProducer(t *testing.T, k *devenv.Kafka, txnID string) *Producer {
 		AutoCreateTopics:   true,
 		Logger:             zerolog.Nop(),
 		Log:                zerolog.Nop(),
-	})
+	}
+}
+
+func newProducer(t *testing.T, k *devenv.Kafka, txnID string) *Producer {
+	t.Helper()
+	cfg := testConfig(k)
+	cfg.TransactionalID = txnID
+	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,16 +22,7 @@ func TestSessionNoCheckpoint(t *testing.T) {
 	defer cancel()
 	open := func() *Session {
 		s, err := NewSession(SessionConfig{
-			Producer: Config{
-				Kafka:              []kgo.Opt{kgo.SeedBrokers(k.Brokers...)},
-				TransactionTimeout: time.Minute,
-				MaxBufferedRecords: 100,
-				MaxBufferedBytes:   1 << 20,
-				MaxMessageBytes:    1 << 20,
-				AutoCreateTopics:   true,
-				Logger:             zerolog.Nop(),
-				Log:                zerolog.Nop(),
-			},
+			Producer:         testConfig(k),
 			TransactionalIDs: []string{"replay-test"},
 			CheckpointTopic:  checkpoint.DefaultTopic,
 			NoCheckpoint:     true,

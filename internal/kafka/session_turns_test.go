@@ -35,16 +35,7 @@ func TestSessionTransactionsInTurn(t *testing.T) {
 	})
 	open := func() (*Session, *checkpoint.Checkpoint) {
 		s, err := NewSession(SessionConfig{
-			Producer: Config{
-				Kafka:              []kgo.Opt{kgo.SeedBrokers(k.Brokers...)},
-				TransactionTimeout: time.Minute,
-				MaxBufferedRecords: 100,
-				MaxBufferedBytes:   1 << 20,
-				MaxMessageBytes:    1 << 20,
-				AutoCreateTopics:   true,
-				Logger:             zerolog.Nop(),
-				Log:                zerolog.Nop(),
-			},
+			Producer:         testConfig(k),
 			TransactionalIDs: ids,
 			Name:             "turns",
 			CheckpointTopic:  checkpoint.DefaultTopic,
