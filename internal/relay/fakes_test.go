@@ -14,6 +14,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
@@ -144,7 +145,7 @@ func (s *fakeSource) RunResume(ctx context.Context, from *gtid.Set, resume binlo
 	}
 }
 
-var _ Source = (*fakeSource)(nil)
+var _ pipeline.Source = (*fakeSource)(nil)
 
 func mariaGTID(seq int) string { return fmt.Sprintf("0-1-%d", seq) }
 
@@ -191,7 +192,7 @@ func newFakeKafka(cfg *Config) *fakeKafka { return &fakeKafka{cfg: cfg} }
 
 func (k *fakeKafka) ensureCheckpointTopic(context.Context) error { return nil }
 
-func (k *fakeKafka) newSink() (Sink, error) {
+func (k *fakeKafka) newSink() (pipeline.Sink, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.sinks++
@@ -383,7 +384,7 @@ func (s *fakeSink) Abort(_ context.Context, cause error) {
 func (s *fakeSink) Close(ctx context.Context) error { return s.flush(ctx) }
 func (s *fakeSink) Buffered() int64                 { return 0 }
 
-var _ Sink = (*fakeSink)(nil)
+var _ pipeline.Sink = (*fakeSink)(nil)
 
 // decodeCheckpoint returns the checkpoint rec carries, or nil for an
 // outbox record.

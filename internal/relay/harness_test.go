@@ -14,6 +14,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -35,7 +36,7 @@ type harness struct {
 // synctest.Test.
 func newHarness(t *testing.T, mod func(*Config)) *harness {
 	t.Helper()
-	cfg := Config{Kafka: []kgo.Opt{kgo.SeedBrokers("fake:9092")}, Route: route.DefaultConfig(), Logger: zerolog.Nop()}
+	cfg := Config{Kafka: []kgo.Opt{kgo.SeedBrokers("fake:9092")}, Config: pipeline.Config{Route: route.DefaultConfig(), Logger: zerolog.Nop()}}
 	if mod != nil {
 		mod(&cfg)
 	}

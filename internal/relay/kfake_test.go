@@ -14,6 +14,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -39,8 +40,8 @@ func newKfakeRelay(t *testing.T, mod func(*Config)) *kfakeRelay {
 		t.Fatal(err)
 	}
 	t.Cleanup(k.Close)
-	cfg := Config{Name: "unit", Kafka: []kgo.Opt{kgo.SeedBrokers(k.Brokers...)}, Route: route.DefaultConfig(),
-		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.InfoLevel)}
+	cfg := Config{Name: "unit", Kafka: []kgo.Opt{kgo.SeedBrokers(k.Brokers...)}, Config: pipeline.Config{Route: route.DefaultConfig(),
+		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.InfoLevel)}}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -191,7 +192,7 @@ type pausingKafka struct {
 	pause func()
 }
 
-func (p *pausingKafka) newSink() (Sink, error) {
+func (p *pausingKafka) newSink() (pipeline.Sink, error) {
 	s, err := p.cluster.newSink()
 	if err != nil || p.pause == nil {
 		return s, err
@@ -202,7 +203,7 @@ func (p *pausingKafka) newSink() (Sink, error) {
 }
 
 type pausingSink struct {
-	Sink
+	pipeline.Sink
 	pause func()
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -378,7 +379,7 @@ func TestRelayShutdownTimeout(t *testing.T) {
 		h.settle()
 		stopped := time.Now()
 		err := h.stop()
-		mustIs(t, err, ErrShutdownTimeout)
+		mustIs(t, err, pipeline.ErrShutdownTimeout)
 		if took := time.Since(stopped); took != h.r.cfg.ShutdownTimeout {
 			t.Errorf("stopped after %s, want the shutdown timeout %s", took, h.r.cfg.ShutdownTimeout)
 		}
@@ -412,7 +413,7 @@ func TestRelayKafkaStalledHint(t *testing.T) {
 		h.kafka.mu.Unlock()
 		h.src.txn(2, 2)
 		err := h.wait()
-		if err == nil || errors.Is(err, ErrShutdownTimeout) {
+		if err == nil || errors.Is(err, pipeline.ErrShutdownTimeout) {
 			t.Fatalf("Run = %v, want Kafka's error", err)
 		}
 		if msg := err.Error(); !strings.Contains(msg, "--kafka-timeout") || strings.Contains(msg, "--shutdown-timeout") {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/logging"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -174,7 +175,7 @@ func TestRelayOnKfakeBrokerRestart(t *testing.T) {
 	var logs lockedBuffer
 	log := zerolog.New(&logs).Level(zerolog.InfoLevel)
 	m := &outageMetrics{}
-	cfg := Config{Name: "unit", Route: route.DefaultConfig(), Logger: log, Metrics: m,
+	cfg := Config{Name: "unit", Config: pipeline.Config{Route: route.DefaultConfig(), Logger: log}, Metrics: m,
 		Kafka: []kgo.Opt{kgo.SeedBrokers(k.Brokers...), kgo.WithLogger(logging.Kgo(log))}}
 	src := newFakeSource()
 	r, err := newRelay(cfg, src)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 )
 
 // txnMetrics records what KafkaTransaction was last told.
@@ -56,7 +58,7 @@ func TestRelayReportsOpenTransaction(t *testing.T) {
 		if age := time.Since(began); age < h.r.cfg.ShutdownTimeout/4 {
 			t.Fatalf("stuck transaction's age %s, want at least %s", age, h.r.cfg.ShutdownTimeout/4)
 		}
-		mustIs(t, h.stop(), ErrShutdownTimeout) // aborts it
+		mustIs(t, h.stop(), pipeline.ErrShutdownTimeout) // aborts it
 		if began, _ := m.open(); !began.IsZero() {
 			t.Fatalf("aborted transaction still reported open since %v", began)
 		}
