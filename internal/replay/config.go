@@ -37,8 +37,8 @@ type Config struct {
 	// topics), not to DeadLetterTopic.
 	TopicPrefix string
 	// OnInvalid is what a row that cannot be routed does, as in the
-	// live router: stop the replay (pipeline.InvalidFail, the default) or go to
-	// DeadLetterTopic (default pipeline.DefaultDeadLetterTopic).
+	// live router: stop the replay (pipeline.InvalidFail, the default) or
+	// go to DeadLetterTopic (default pipeline.DefaultDeadLetterTopic).
 	OnInvalid       pipeline.InvalidPolicy
 	DeadLetterTopic string
 
