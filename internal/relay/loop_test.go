@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/pipeline"
+	"github.com/binlog-router/binlog-router/internal/pipeline/pipelinetest"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -28,19 +29,19 @@ func TestRelayCommitsByCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, func(c *Config) { c.CommitRecords = 3 })
 		for i := 1; i <= 7; i++ {
-			h.src.txn(i, i)
+			h.src.Txn(i, i)
 		}
-		h.src.txn(8, 8, 9, 10, 11) // split inside: 7 8 9 | 10 11
+		h.src.Txn(8, 8, 9, 10, 11) // split inside: 7 8 9 | 10 11
 		h.run()
 		got := h.committedIDs(11)
-		if want := ids(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11); !slices.Equal(got, want) {
+		if want := pipelinetest.IDs(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11); !slices.Equal(got, want) {
 			t.Fatalf("committed %v, want %v", got, want)
 		}
-		if got := sizes(h.kafka.txns()); !slices.Equal(got, []int{3, 3, 3, 2}) {
+		if got := pipelinetest.Sizes(h.kafka.Txns()); !slices.Equal(got, []int{3, 3, 3, 2}) {
 			t.Errorf("Kafka transactions of %v records, want [3 3 3 2]", got)
 		}
 		h.checkCommitted()
-		if cp := h.kafka.txns()[2].checkpoint; cp.GTIDSet != "0-1-7" || cp.TxnGTID != "0-1-8" || cp.TxnRows != 2 {
+		if cp := h.kafka.Txns()[2].Checkpoint; cp.GTIDSet != "0-1-7" || cp.TxnGTID != "0-1-8" || cp.TxnRows != 2 {
 			t.Errorf("checkpoint inside 0-1-8: %s + %s rows %d, want 0-1-7 + 0-1-8 rows 2", cp.GTIDSet, cp.TxnGTID, cp.TxnRows)
 		}
 		mustNoError(t, "stop", h.stop())
@@ -52,22 +53,22 @@ func TestRelayCommitsByCount(t *testing.T) {
 func TestRelayCommitsByInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, func(c *Config) { c.QueueRows = 8 })
-		h.kafka.produceDelay = time.Millisecond // Kafka takes 1000 records a second
+		h.kafka.ProduceDelay = time.Millisecond // Kafka takes 1000 records a second
 		const n = 400
 		for i := 1; i <= n; i++ {
-			h.src.txn(i, i)
+			h.src.Txn(i, i)
 		}
 		h.run()
 		h.committedIDs(n)
 		h.checkCommitted()
-		txns := h.kafka.txns()
-		t.Logf("Kafka transactions of %v records", sizes(txns))
+		txns := h.kafka.Txns()
+		t.Logf("Kafka transactions of %v records", pipelinetest.Sizes(txns))
 		for i, txn := range txns {
 			// 100ms of records: the commit comes before the next
 			// transaction's row.
-			if len(txn.ids) > 101 {
+			if len(txn.IDs) > 101 {
 				t.Errorf("Kafka transaction %d holds %d records: more than --commit-interval (100ms at 1ms a record) allows; transactions of %v records",
-					i, len(txn.ids), sizes(txns))
+					i, len(txn.IDs), pipelinetest.Sizes(txns))
 				break
 			}
 		}
@@ -85,19 +86,19 @@ func TestRelayCommitsWhenIdle(t *testing.T) {
 		t.Run(string(delivery), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, func(c *Config) { c.Delivery = delivery })
-				h.src.txn(1, 1, 2)
+				h.src.Txn(1, 1, 2)
 				h.run()
 				h.committedIDs(2)
-				if at := h.kafka.txns()[0].at.Sub(h.start); at != 2*time.Millisecond {
+				if at := h.kafka.Txns()[0].At.Sub(h.start); at != 2*time.Millisecond {
 					t.Errorf("committed %s after the start, want the 2ms linger", at)
 				}
-				h.src.txn(2, 3)
+				h.src.Txn(2, 3)
 				h.committedIDs(3)
 				h.checkCommitted()
-				if got := sizes(h.kafka.txns()); !slices.Equal(got, []int{2, 1}) {
+				if got := pipelinetest.Sizes(h.kafka.Txns()); !slices.Equal(got, []int{2, 1}) {
 					t.Errorf("Kafka transactions of %v records, want [2 1]", got)
 				}
-				if cp := h.kafka.txns()[1].checkpoint; cp.GTIDSet != "0-1-2" || cp.TxnGTID != "" {
+				if cp := h.kafka.Txns()[1].Checkpoint; cp.GTIDSet != "0-1-2" || cp.TxnGTID != "" {
 					t.Errorf("last checkpoint %s (txn %q), want 0-1-2 at a boundary", cp.GTIDSet, cp.TxnGTID)
 				}
 				mustNoError(t, "stop", h.stop())
@@ -111,35 +112,35 @@ func TestRelayCommitsWhenIdle(t *testing.T) {
 func TestRelayLinger(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.src.txn(1, 1)
+		h.src.Txn(1, 1)
 		h.run()
 		h.committedIDs(1)
-		first := h.kafka.txns()[0].at
+		first := h.kafka.Txns()[0].At
 		time.Sleep(time.Until(first.Add(500 * time.Microsecond)))
-		h.src.txn(2, 2)
+		h.src.Txn(2, 2)
 		h.settle()
 		time.Sleep(time.Until(first.Add(1500 * time.Microsecond)))
-		h.src.txn(3, 3)
+		h.src.Txn(3, 3)
 		h.settle()
-		if n := len(h.kafka.txns()); n != 1 {
+		if n := len(h.kafka.Txns()); n != 1 {
 			t.Fatalf("%d Kafka transactions 1ms after the first commit, want 1: the linger holds the idle commit", n)
 		}
 		h.committedIDs(3)
-		txns := h.kafka.txns()
-		if got := sizes(txns); !slices.Equal(got, []int{1, 2}) {
+		txns := h.kafka.Txns()
+		if got := pipelinetest.Sizes(txns); !slices.Equal(got, []int{1, 2}) {
 			t.Errorf("Kafka transactions of %v records, want [1 2]", got)
 		}
-		if gap := txns[1].at.Sub(first); gap != 2*time.Millisecond {
+		if gap := txns[1].At.Sub(first); gap != 2*time.Millisecond {
 			t.Errorf("second commit %s after the first, want the 2ms linger", gap)
 		}
 		h.checkCommitted()
 
 		// Once the linger has passed, an idle commit is immediate.
 		time.Sleep(time.Second)
-		h.src.txn(4, 4)
+		h.src.Txn(4, 4)
 		before := time.Now()
 		h.committedIDs(4)
-		if at := h.kafka.txns()[2].at; !at.Equal(before) {
+		if at := h.kafka.Txns()[2].At; !at.Equal(before) {
 			t.Errorf("commit %s after the transaction, want at once", at.Sub(before))
 		}
 		mustNoError(t, "stop", h.stop())
@@ -153,32 +154,32 @@ func TestRelayLinger(t *testing.T) {
 func TestRelayBatchEndsInsideTransaction(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, func(c *Config) { c.TransactionTimeout = 10 * time.Second })
-		h.src.txn(1, 1)
+		h.src.Txn(1, 1)
 		h.run()
 		h.committedIDs(1)
-		h.src.rows(2, 2, 3)
+		h.src.Rows(2, 2, 3)
 		time.Sleep(time.Second)
 		h.settle()
-		if got := h.kafka.ids(); !slices.Equal(got, ids(1)) {
-			t.Fatalf("committed %v inside transaction 0-1-2, want only %v", got, ids(1))
+		if got := h.kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
+			t.Fatalf("committed %v inside transaction 0-1-2, want only %v", got, pipelinetest.IDs(1))
 		}
-		h.src.end(2)
+		h.src.End(2)
 		h.committedIDs(3)
-		if cp := h.kafka.txns()[1].checkpoint; cp.GTIDSet != "0-1-2" || cp.TxnGTID != "" {
+		if cp := h.kafka.Txns()[1].Checkpoint; cp.GTIDSet != "0-1-2" || cp.TxnGTID != "" {
 			t.Errorf("checkpoint %s (txn %q), want 0-1-2", cp.GTIDSet, cp.TxnGTID)
 		}
 
 		// Half the transaction timeout into a binlog transaction its rows
 		// so far are committed, with a checkpoint inside it.
-		h.src.rows(3, 4, 5)
+		h.src.Rows(3, 4, 5)
 		begun := time.Now()
 		h.committedIDs(5)
-		txns := h.kafka.txns()
-		cp := txns[2].checkpoint
+		txns := h.kafka.Txns()
+		cp := txns[2].Checkpoint
 		if cp.GTIDSet != "0-1-2" || cp.TxnGTID != "0-1-3" || cp.TxnRows != 2 {
 			t.Errorf("checkpoint %s + %s rows %d, want 0-1-2 + 0-1-3 rows 2", cp.GTIDSet, cp.TxnGTID, cp.TxnRows)
 		}
-		if age := txns[2].at.Sub(begun); age < 5*time.Second || age > 5*time.Second+200*time.Millisecond {
+		if age := txns[2].At.Sub(begun); age < 5*time.Second || age > 5*time.Second+200*time.Millisecond {
 			t.Errorf("committed %s into the transaction, want half the transaction timeout (5s)", age)
 		}
 		h.checkCommitted()
@@ -186,12 +187,12 @@ func TestRelayBatchEndsInsideTransaction(t *testing.T) {
 
 		// A new process resumes inside 0-1-3: its first two rows are not
 		// produced again.
-		h.src.rows(3, 6)
-		h.src.end(3)
+		h.src.Rows(3, 6)
+		h.src.End(3)
 		h.restart()
 		h.committedIDs(6)
-		runs := h.src.starts()
-		if last := runs[len(runs)-1]; last.from != "0-1-2" || last.resume.GTID != "0-1-3" || last.resume.Rows != 2 {
+		runs := h.src.Starts()
+		if last := runs[len(runs)-1]; last.From != "0-1-2" || last.Resume.GTID != "0-1-3" || last.Resume.Rows != 2 {
 			t.Errorf("resumed from %+v, want 0-1-2 inside 0-1-3 after 2 rows", last)
 		}
 		h.checkCommitted()
@@ -207,23 +208,23 @@ func TestRelayProduceFailure(t *testing.T) {
 	t.Run("final", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := newHarness(t, nil)
-			h.src.txn(1, 1)
+			h.src.Txn(1, 1)
 			h.run()
 			h.committedIDs(1)
-			h.kafka.mu.Lock()
-			h.kafka.failRecord = failID(3, kerr.TopicAuthorizationFailed)
-			h.kafka.mu.Unlock()
-			h.src.txn(2, 2, 3)
+			h.kafka.Mu.Lock()
+			h.kafka.FailRecord = failID(3, kerr.TopicAuthorizationFailed)
+			h.kafka.Mu.Unlock()
+			h.src.Txn(2, 2, 3)
 			err := h.wait()
 			mustIs(t, err, kerr.TopicAuthorizationFailed)
-			if !strings.Contains(err.Error(), "event_id "+eventID(3)+" (transaction 0-1-2)") {
+			if !strings.Contains(err.Error(), "event_id "+pipelinetest.EventID(3)+" (transaction 0-1-2)") {
 				t.Errorf("error %q does not name the row", err)
 			}
-			if got := h.kafka.ids(); !slices.Equal(got, ids(1)) {
-				t.Errorf("committed %v, want %v", got, ids(1))
+			if got := h.kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
+				t.Errorf("committed %v, want %v", got, pipelinetest.IDs(1))
 			}
-			if h.kafka.aborts != 1 || h.kafka.sinks != 1 {
-				t.Errorf("%d aborts, %d sessions; want 1, 1", h.kafka.aborts, h.kafka.sinks)
+			if h.kafka.Aborts != 1 || h.kafka.Sinks != 1 {
+				t.Errorf("%d aborts, %d sessions; want 1, 1", h.kafka.Aborts, h.kafka.Sinks)
 			}
 			h.checkCommitted()
 		})
@@ -231,28 +232,28 @@ func TestRelayProduceFailure(t *testing.T) {
 	t.Run("retried", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := newHarness(t, nil)
-			h.src.txn(1, 1)
+			h.src.Txn(1, 1)
 			h.run()
 			h.committedIDs(1)
-			h.kafka.mu.Lock()
+			h.kafka.Mu.Lock()
 			once := failID(3, kerr.NotLeaderForPartition)
-			h.kafka.failRecord = func(rec *kgo.Record) error {
+			h.kafka.FailRecord = func(rec *kgo.Record) error {
 				err := once(rec)
 				if err != nil {
-					h.kafka.failRecord = nil
+					h.kafka.FailRecord = nil
 				}
 				return err
 			}
-			h.kafka.mu.Unlock()
-			h.src.txn(2, 2, 3)
+			h.kafka.Mu.Unlock()
+			h.src.Txn(2, 2, 3)
 			got := h.committedIDs(3)
-			if want := ids(1, 2, 3); !slices.Equal(got, want) {
+			if want := pipelinetest.IDs(1, 2, 3); !slices.Equal(got, want) {
 				t.Errorf("committed %v, want %v", got, want)
 			}
-			if h.kafka.aborts != 1 || h.kafka.sinks != 2 {
-				t.Errorf("%d aborts, %d sessions; want 1, 2", h.kafka.aborts, h.kafka.sinks)
+			if h.kafka.Aborts != 1 || h.kafka.Sinks != 2 {
+				t.Errorf("%d aborts, %d sessions; want 1, 2", h.kafka.Aborts, h.kafka.Sinks)
 			}
-			if runs := h.src.starts(); len(runs) != 2 || runs[1].from != "0-1-1" {
+			if runs := h.src.Starts(); len(runs) != 2 || runs[1].From != "0-1-1" {
 				t.Errorf("sessions started at %+v, want the second at the checkpoint 0-1-1", runs)
 			}
 			h.checkCommitted()
@@ -265,7 +266,7 @@ func TestRelayProduceFailure(t *testing.T) {
 func failID(n int, err error) func(*kgo.Record) error {
 	return func(rec *kgo.Record) error {
 		for _, h := range rec.Headers {
-			if h.Key == route.HeaderID && string(h.Value) == eventID(n) {
+			if h.Key == route.HeaderID && string(h.Value) == pipelinetest.EventID(n) {
 				return err
 			}
 		}
@@ -279,21 +280,21 @@ func failID(n int, err error) func(*kgo.Record) error {
 func TestRelayFencedCommit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.src.txn(1, 1)
+		h.src.Txn(1, 1)
 		h.run()
 		h.committedIDs(1)
-		h.src.rows(2, 2)
+		h.src.Rows(2, 2)
 		h.settle()
-		h.kafka.fence()
-		h.src.end(2)
+		h.kafka.Fence()
+		h.src.End(2)
 		err := h.wait()
 		mustIs(t, err, ErrFenced)
 		mustIs(t, err, kerr.InvalidProducerEpoch)
-		if got := h.kafka.ids(); !slices.Equal(got, ids(1)) {
-			t.Errorf("committed %v, want %v", got, ids(1))
+		if got := h.kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
+			t.Errorf("committed %v, want %v", got, pipelinetest.IDs(1))
 		}
-		if h.kafka.drops != 1 || h.kafka.aborts != 0 || h.kafka.sinks != 1 {
-			t.Errorf("%d dropped, %d aborted transactions, %d sessions; want 1, 0, 1", h.kafka.drops, h.kafka.aborts, h.kafka.sinks)
+		if h.kafka.Drops != 1 || h.kafka.Aborts != 0 || h.kafka.Sinks != 1 {
+			t.Errorf("%d dropped, %d aborted transactions, %d sessions; want 1, 0, 1", h.kafka.Drops, h.kafka.Aborts, h.kafka.Sinks)
 		}
 		h.checkCommitted()
 	})
@@ -310,21 +311,21 @@ func TestRelayUnknownCommitOutcome(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, nil)
 				lost := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
-				h.kafka.commitErr = func() (bool, error) {
-					h.kafka.commitErr = nil
+				h.kafka.CommitErr = func() (bool, error) {
+					h.kafka.CommitErr = nil
 					return applied, lost
 				}
-				h.src.txn(1, 1, 2)
-				h.src.txn(2, 3)
+				h.src.Txn(1, 1, 2)
+				h.src.Txn(2, 3)
 				h.run()
-				h.await("a second session", func() bool { return len(h.src.starts()) == 2 })
-				h.src.txn(3, 4)
+				h.await("a second session", func() bool { return len(h.src.Starts()) == 2 })
+				h.src.Txn(3, 4)
 				got := h.committedIDs(4)
-				if want := ids(1, 2, 3, 4); !slices.Equal(got, want) {
+				if want := pipelinetest.IDs(1, 2, 3, 4); !slices.Equal(got, want) {
 					t.Errorf("committed %v, want %v", got, want)
 				}
 				wantFrom := map[bool]string{true: "0-1-2", false: ""}[applied]
-				if from := h.src.starts()[1].from; from != wantFrom {
+				if from := h.src.Starts()[1].From; from != wantFrom {
 					t.Errorf("second session from %q, want %q", from, wantFrom)
 				}
 				h.checkCommitted()
@@ -341,21 +342,21 @@ func TestRelayUnknownCommitOutcome(t *testing.T) {
 func TestRelayTransactionTimeoutStartsNewSession(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, func(c *Config) { c.TransactionTimeout = 10 * time.Second })
-		h.src.txn(1, 1)
+		h.src.Txn(1, 1)
 		h.run()
 		h.committedIDs(1)
-		h.kafka.mu.Lock()
-		h.kafka.flushDelay = 11 * time.Second // paused in the commit
-		h.kafka.mu.Unlock()
-		h.src.txn(2, 2)
+		h.kafka.Mu.Lock()
+		h.kafka.FlushDelay = 11 * time.Second // paused in the commit
+		h.kafka.Mu.Unlock()
+		h.src.Txn(2, 2)
 		got := h.committedIDs(2)
-		if want := ids(1, 2); !slices.Equal(got, want) {
+		if want := pipelinetest.IDs(1, 2); !slices.Equal(got, want) {
 			t.Errorf("committed %v, want %v", got, want)
 		}
-		if h.kafka.drops != 1 || h.kafka.aborts != 0 {
-			t.Errorf("%d dropped, %d aborted transactions; want 1, 0", h.kafka.drops, h.kafka.aborts)
+		if h.kafka.Drops != 1 || h.kafka.Aborts != 0 {
+			t.Errorf("%d dropped, %d aborted transactions; want 1, 0", h.kafka.Drops, h.kafka.Aborts)
 		}
-		if from := h.src.starts()[1].from; from != "0-1-1" {
+		if from := h.src.Starts()[1].From; from != "0-1-1" {
 			t.Errorf("new session from %q, want the checkpoint 0-1-1", from)
 		}
 		h.checkCommitted()
@@ -369,13 +370,13 @@ func TestRelayTransactionTimeoutStartsNewSession(t *testing.T) {
 func TestRelayShutdownTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.src.txn(1, 1)
+		h.src.Txn(1, 1)
 		h.run()
 		h.committedIDs(1)
-		h.kafka.mu.Lock()
-		h.kafka.stallFlush = true
-		h.kafka.mu.Unlock()
-		h.src.txn(2, 2)
+		h.kafka.Mu.Lock()
+		h.kafka.StallFlush = true
+		h.kafka.Mu.Unlock()
+		h.src.Txn(2, 2)
 		h.settle()
 		stopped := time.Now()
 		err := h.stop()
@@ -390,11 +391,11 @@ func TestRelayShutdownTimeout(t *testing.T) {
 		if msg := err.Error(); strings.Contains(msg, "--kafka-timeout") || strings.Contains(msg, "Kafka unavailable") || !strings.Contains(msg, "--shutdown-timeout") {
 			t.Errorf("error %q blames Kafka, or does not name --shutdown-timeout", msg)
 		}
-		if got := h.kafka.ids(); !slices.Equal(got, ids(1)) {
-			t.Errorf("committed %v, want %v", got, ids(1))
+		if got := h.kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
+			t.Errorf("committed %v, want %v", got, pipelinetest.IDs(1))
 		}
-		if h.kafka.aborts != 1 {
-			t.Errorf("%d aborted transactions, want 1", h.kafka.aborts)
+		if h.kafka.Aborts != 1 {
+			t.Errorf("%d aborted transactions, want 1", h.kafka.Aborts)
 		}
 		h.checkCommitted()
 	})
@@ -405,13 +406,13 @@ func TestRelayShutdownTimeout(t *testing.T) {
 func TestRelayKafkaStalledHint(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, func(c *Config) { c.KafkaTimeout = 10 * time.Second })
-		h.src.txn(1, 1)
+		h.src.Txn(1, 1)
 		h.run()
 		h.committedIDs(1)
-		h.kafka.mu.Lock()
-		h.kafka.stallFlush = true
-		h.kafka.mu.Unlock()
-		h.src.txn(2, 2)
+		h.kafka.Mu.Lock()
+		h.kafka.StallFlush = true
+		h.kafka.Mu.Unlock()
+		h.src.Txn(2, 2)
 		err := h.wait()
 		if err == nil || errors.Is(err, pipeline.ErrShutdownTimeout) {
 			t.Fatalf("Run = %v, want Kafka's error", err)
@@ -419,8 +420,8 @@ func TestRelayKafkaStalledHint(t *testing.T) {
 		if msg := err.Error(); !strings.Contains(msg, "--kafka-timeout") || strings.Contains(msg, "--shutdown-timeout") {
 			t.Errorf("error %q does not name --kafka-timeout, or names the shutdown timeout", msg)
 		}
-		if got := h.kafka.ids(); !slices.Equal(got, ids(1)) {
-			t.Errorf("committed %v, want %v", got, ids(1))
+		if got := h.kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
+			t.Errorf("committed %v, want %v", got, pipelinetest.IDs(1))
 		}
 	})
 }
@@ -430,23 +431,23 @@ func TestRelayKafkaStalledHint(t *testing.T) {
 func TestRelayIdleCheckpoint(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.src.txn(1)
-		h.src.txn(2)
+		h.src.Txn(1)
+		h.src.Txn(2)
 		h.run()
 		time.Sleep(h.r.cfg.IdleCheckpoint - time.Millisecond)
 		h.settle()
-		if n := len(h.kafka.txns()); n != 0 {
+		if n := len(h.kafka.Txns()); n != 0 {
 			t.Fatalf("%d commits before --idle-checkpoint", n)
 		}
-		h.await("a checkpoint", func() bool { return len(h.kafka.txns()) == 1 })
-		txn := h.kafka.txns()[0]
-		if len(txn.ids) != 0 || txn.checkpoint.GTIDSet != "0-1-2" {
-			t.Errorf("checkpoint-only transaction holds %v, checkpoint %s; want no records, 0-1-2", txn.ids, txn.checkpoint.GTIDSet)
+		h.await("a checkpoint", func() bool { return len(h.kafka.Txns()) == 1 })
+		txn := h.kafka.Txns()[0]
+		if len(txn.IDs) != 0 || txn.Checkpoint.GTIDSet != "0-1-2" {
+			t.Errorf("checkpoint-only transaction holds %v, checkpoint %s; want no records, 0-1-2", txn.IDs, txn.Checkpoint.GTIDSet)
 		}
-		if at := txn.at.Sub(h.start); at < h.r.cfg.IdleCheckpoint || at > h.r.cfg.IdleCheckpoint+h.r.cfg.CommitInterval {
+		if at := txn.At.Sub(h.start); at < h.r.cfg.IdleCheckpoint || at > h.r.cfg.IdleCheckpoint+h.r.cfg.CommitInterval {
 			t.Errorf("checkpoint after %s, want --idle-checkpoint %s", at, h.r.cfg.IdleCheckpoint)
 		}
-		h.src.txn(3, 1)
+		h.src.Txn(3, 1)
 		h.committedIDs(1)
 		h.checkCommitted()
 		mustNoError(t, "stop", h.stop())
@@ -458,21 +459,21 @@ func TestRelayIdleCheckpoint(t *testing.T) {
 func TestRelaySourceErrorIsNotKafkas(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.src.fail = errors.New("outbox table app.outbox, transaction 0-1-7: connection reset in the payload")
+		h.src.Fail = errors.New("outbox table app.outbox, transaction 0-1-7: connection reset in the payload")
 		h.run()
 		err := h.wait()
-		if err == nil || !strings.Contains(err.Error(), "connection reset in the payload") || h.kafka.sinks != 1 {
-			t.Fatalf("Run = %v after %d sessions; want the source's error after one", err, h.kafka.sinks)
+		if err == nil || !strings.Contains(err.Error(), "connection reset in the payload") || h.kafka.Sinks != 1 {
+			t.Fatalf("Run = %v after %d sessions; want the source's error after one", err, h.kafka.Sinks)
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.src.fail = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-		h.src.txn(1, 1)
+		h.src.Fail = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		h.src.Txn(1, 1)
 		h.run()
 		h.committedIDs(1)
-		if h.kafka.sinks != 2 {
-			t.Errorf("%d sessions, want a second after the lost connection", h.kafka.sinks)
+		if h.kafka.Sinks != 2 {
+			t.Errorf("%d sessions, want a second after the lost connection", h.kafka.Sinks)
 		}
 		mustNoError(t, "stop", h.stop())
 	})
@@ -514,14 +515,14 @@ func TestRelayStopInsideTransaction(t *testing.T) {
 					c.Delivery, c.CommitRecords, c.ShutdownTimeout = delivery, 20, 400*time.Millisecond
 					c.Logger = zerolog.New(&log)
 				})
-				h.kafka.produceDelay = time.Millisecond // Produce blocks 1ms a record
+				h.kafka.ProduceDelay = time.Millisecond // Produce blocks 1ms a record
 				const n = 600
 				var rows []int
 				for i := 1; i <= n; i++ {
 					rows = append(rows, i)
 				}
-				h.src.txn(1, rows...)
-				h.src.txn(2, n+1)
+				h.src.Txn(1, rows...)
+				h.src.Txn(2, n+1)
 				h.run()
 				h.committedIDs(100) // a few commits into the transaction, inside a batch
 				h.cancel()
@@ -540,9 +541,9 @@ func TestRelayStopInsideTransaction(t *testing.T) {
 				if took := time.Since(stopped); took < half || took > half+5*time.Millisecond {
 					t.Errorf("the stop took %s, want half the shutdown timeout (%s) and one commit", took, half)
 				}
-				txns := h.kafka.txns()
-				last := txns[len(txns)-1].checkpoint
-				got := len(h.kafka.ids())
+				txns := h.kafka.Txns()
+				last := txns[len(txns)-1].Checkpoint
+				got := len(h.kafka.IDs())
 				if last.GTIDSet != "" || last.TxnGTID != "0-1-1" || last.TxnRows != got || got >= n {
 					t.Errorf("last checkpoint %q + %s rows %d with %d records committed, want inside 0-1-1 at the records", last.GTIDSet, last.TxnGTID, last.TxnRows, got)
 				}
@@ -553,7 +554,7 @@ func TestRelayStopInsideTransaction(t *testing.T) {
 				h.checkCommitted()
 
 				h.restart()
-				if got, want := h.committedIDs(n+1), ids(rows...); !slices.Equal(got[:n], want) || got[n] != eventID(n+1) {
+				if got, want := h.committedIDs(n+1), pipelinetest.IDs(rows...); !slices.Equal(got[:n], want) || got[n] != pipelinetest.EventID(n+1) {
 					t.Errorf("after the restart committed %d records, want the %d rows once each in order", len(got), n+1)
 				}
 				h.checkCommitted()
@@ -573,10 +574,10 @@ func TestRelayStopAtBoundaryInsideBatch(t *testing.T) {
 			c.CommitRecords, c.ShutdownTimeout = 20, 400*time.Millisecond
 			c.Logger = zerolog.New(&log)
 		})
-		h.kafka.produceDelay = time.Millisecond
+		h.kafka.ProduceDelay = time.Millisecond
 		const n = 600
 		for i := 1; i <= n; i++ {
-			h.src.txn(i, i)
+			h.src.Txn(i, i)
 		}
 		h.run()
 		h.committedIDs(100)
@@ -587,10 +588,10 @@ func TestRelayStopAtBoundaryInsideBatch(t *testing.T) {
 		if took := time.Since(stopped); took > 5*time.Millisecond {
 			t.Errorf("the stop took %s at a transaction boundary, want one commit", took)
 		}
-		got := len(h.kafka.ids())
-		txns := h.kafka.txns()
-		last := txns[len(txns)-1].checkpoint
-		if got >= n || last.GTIDSet != mariaGTID(got) || last.TxnGTID != "" {
+		got := len(h.kafka.IDs())
+		txns := h.kafka.Txns()
+		last := txns[len(txns)-1].Checkpoint
+		if got >= n || last.GTIDSet != pipelinetest.MariaGTID(got) || last.TxnGTID != "" {
 			t.Errorf("%d of %d rows committed, last checkpoint %s (txn %q): want a boundary before the end of the batch", got, n, last.GTIDSet, last.TxnGTID)
 		}
 		if !strings.Contains(log.String(), stoppingLog) {
