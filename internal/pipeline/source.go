@@ -10,7 +10,8 @@ import (
 
 // Source is the binlog side of the loop: where whole committed
 // transactions come from, in binlog order. *binlog.Reader is the
-// implementation; the unit tests of the relay and of replay use fakes.
+// implementation; pipelinetest.Source is the loop's and the relay's tests'
+// binlog in memory.
 type Source interface {
 	// Server describes the source server as read when the source was
 	// opened: its flavour, server id and UUID (recorded in checkpoints)

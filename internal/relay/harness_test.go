@@ -16,7 +16,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
-// harness runs a Relay over a fakeSource and a fakeKafka inside a
+// harness runs a Relay over a pipelinetest.Source and Kafka inside a
 // synctest bubble: time stands still until every goroutine waits, so
 // intervals, lingers and timeouts are exact.
 type harness struct {

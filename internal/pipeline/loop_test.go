@@ -1,33 +1,26 @@
-package relay
+package pipeline
 
 import (
 	"bytes"
 	"errors"
-	"net"
-	"os"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/pipeline/pipelinetest"
-	"github.com/binlog-router/binlog-router/internal/route"
 )
 
 // A Kafka transaction holds at most CommitRecords records: the commit
 // comes before the row that would exceed it, also inside a binlog
 // transaction, with a checkpoint naming the position there.
-func TestRelayCommitsByCount(t *testing.T) {
+func TestLiveCommitsByCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, func(c *Config) { c.CommitRecords = 3 })
+		h := newHarness(t, func(c *setup) { c.CommitRecords = 3 })
 		for i := 1; i <= 7; i++ {
 			h.src.Txn(i, i)
 		}
@@ -50,9 +43,9 @@ func TestRelayCommitsByCount(t *testing.T) {
 
 // Under a backlog, a Kafka transaction is committed at the first
 // binlog transaction boundary once it is CommitInterval old.
-func TestRelayCommitsByInterval(t *testing.T) {
+func TestLiveCommitsByInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, func(c *Config) { c.QueueRows = 8 })
+		h := newHarness(t, func(c *setup) { c.QueueRows = 8 })
 		h.kafka.ProduceDelay = time.Millisecond // Kafka takes 1000 records a second
 		const n = 400
 		for i := 1; i <= n; i++ {
@@ -81,11 +74,11 @@ func TestRelayCommitsByInterval(t *testing.T) {
 
 // When the source has nothing more the open Kafka transaction is
 // committed, CommitLinger after the previous commit at the latest.
-func TestRelayCommitsWhenIdle(t *testing.T) {
-	for _, delivery := range []Delivery{ExactlyOnce, AtLeastOnce} {
-		t.Run(string(delivery), func(t *testing.T) {
+func TestLiveCommitsWhenIdle(t *testing.T) {
+	for _, delivery := range []string{"exactly-once", "at-least-once"} {
+		t.Run(delivery, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, func(c *Config) { c.Delivery = delivery })
+				h := newHarness(t, func(c *setup) { c.transactional = delivery == "exactly-once" })
 				h.src.Txn(1, 1, 2)
 				h.run()
 				h.committedIDs(2)
@@ -109,7 +102,7 @@ func TestRelayCommitsWhenIdle(t *testing.T) {
 
 // Transactions that come within CommitLinger of the previous commit share
 // the next Kafka transaction, committed when the linger has passed.
-func TestRelayLinger(t *testing.T) {
+func TestLiveLinger(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
 		h.src.Txn(1, 1)
@@ -151,9 +144,9 @@ func TestRelayLinger(t *testing.T) {
 // boundary; the transaction is committed when it ends, or in parts when
 // the Kafka transaction reaches half the transaction timeout, and a new
 // process resumes inside it without repeating a row.
-func TestRelayBatchEndsInsideTransaction(t *testing.T) {
+func TestLiveBatchEndsInsideTransaction(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, func(c *Config) { c.TransactionTimeout = 10 * time.Second })
+		h := newHarness(t, func(c *setup) { c.TransactionTimeout = 10 * time.Second })
 		h.src.Txn(1, 1)
 		h.run()
 		h.committedIDs(1)
@@ -200,212 +193,11 @@ func TestRelayBatchEndsInsideTransaction(t *testing.T) {
 	})
 }
 
-// A record the brokers refuse ends the flush: nothing of its Kafka
-// transaction is committed. A refusal that repeats stops the relay naming
-// the row; one that waiting may cure starts a new session from the
-// committed checkpoint.
-func TestRelayProduceFailure(t *testing.T) {
-	t.Run("final", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, nil)
-			h.src.Txn(1, 1)
-			h.run()
-			h.committedIDs(1)
-			h.kafka.Mu.Lock()
-			h.kafka.FailRecord = failID(3, kerr.TopicAuthorizationFailed)
-			h.kafka.Mu.Unlock()
-			h.src.Txn(2, 2, 3)
-			err := h.wait()
-			mustIs(t, err, kerr.TopicAuthorizationFailed)
-			if !strings.Contains(err.Error(), "event_id "+pipelinetest.EventID(3)+" (transaction 0-1-2)") {
-				t.Errorf("error %q does not name the row", err)
-			}
-			if got := h.kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
-				t.Errorf("committed %v, want %v", got, pipelinetest.IDs(1))
-			}
-			if h.kafka.Aborts != 1 || h.kafka.Sinks != 1 {
-				t.Errorf("%d aborts, %d sessions; want 1, 1", h.kafka.Aborts, h.kafka.Sinks)
-			}
-			h.checkCommitted()
-		})
-	})
-	t.Run("retried", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, nil)
-			h.src.Txn(1, 1)
-			h.run()
-			h.committedIDs(1)
-			h.kafka.Mu.Lock()
-			once := failID(3, kerr.NotLeaderForPartition)
-			h.kafka.FailRecord = func(rec *kgo.Record) error {
-				err := once(rec)
-				if err != nil {
-					h.kafka.FailRecord = nil
-				}
-				return err
-			}
-			h.kafka.Mu.Unlock()
-			h.src.Txn(2, 2, 3)
-			got := h.committedIDs(3)
-			if want := pipelinetest.IDs(1, 2, 3); !slices.Equal(got, want) {
-				t.Errorf("committed %v, want %v", got, want)
-			}
-			if h.kafka.Aborts != 1 || h.kafka.Sinks != 2 {
-				t.Errorf("%d aborts, %d sessions; want 1, 2", h.kafka.Aborts, h.kafka.Sinks)
-			}
-			if runs := h.src.Starts(); len(runs) != 2 || runs[1].From != "0-1-1" {
-				t.Errorf("sessions started at %+v, want the second at the checkpoint 0-1-1", runs)
-			}
-			h.checkCommitted()
-			mustNoError(t, "stop", h.stop())
-		})
-	})
-}
-
-// failID fails the record of event id n with err.
-func failID(n int, err error) func(*kgo.Record) error {
-	return func(rec *kgo.Record) error {
-		for _, h := range rec.Headers {
-			if h.Key == route.HeaderID && string(h.Value) == pipelinetest.EventID(n) {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
-// A producer fenced by another instance while its Kafka transaction is
-// young stops with ErrFenced, without ending the transaction (an abort
-// would fence the instance that took over), and commits nothing more.
-func TestRelayFencedCommit(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, nil)
-		h.src.Txn(1, 1)
-		h.run()
-		h.committedIDs(1)
-		h.src.Rows(2, 2)
-		h.settle()
-		h.kafka.Fence()
-		h.src.End(2)
-		err := h.wait()
-		mustIs(t, err, ErrFenced)
-		mustIs(t, err, kerr.InvalidProducerEpoch)
-		if got := h.kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
-			t.Errorf("committed %v, want %v", got, pipelinetest.IDs(1))
-		}
-		if h.kafka.Drops != 1 || h.kafka.Aborts != 0 || h.kafka.Sinks != 1 {
-			t.Errorf("%d dropped, %d aborted transactions, %d sessions; want 1, 0, 1", h.kafka.Drops, h.kafka.Aborts, h.kafka.Sinks)
-		}
-		h.checkCommitted()
-	})
-}
-
-// A commit whose outcome is unknown (the answer to EndTransaction was
-// lost) starts a new session from the checkpoint the brokers have: the
-// transaction's rows are committed exactly once whether or not the lost
-// commit took effect.
-func TestRelayUnknownCommitOutcome(t *testing.T) {
-	for _, applied := range []bool{true, false} {
-		name := map[bool]string{true: "committed", false: "not committed"}[applied]
-		t.Run(name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, nil)
-				lost := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
-				h.kafka.CommitErr = func() (bool, error) {
-					h.kafka.CommitErr = nil
-					return applied, lost
-				}
-				h.src.Txn(1, 1, 2)
-				h.src.Txn(2, 3)
-				h.run()
-				h.await("a second session", func() bool { return len(h.src.Starts()) == 2 })
-				h.src.Txn(3, 4)
-				got := h.committedIDs(4)
-				if want := pipelinetest.IDs(1, 2, 3, 4); !slices.Equal(got, want) {
-					t.Errorf("committed %v, want %v", got, want)
-				}
-				wantFrom := map[bool]string{true: "0-1-2", false: ""}[applied]
-				if from := h.src.Starts()[1].From; from != wantFrom {
-					t.Errorf("second session from %q, want %q", from, wantFrom)
-				}
-				h.checkCommitted()
-				mustNoError(t, "stop", h.stop())
-			})
-		})
-	}
-}
-
-// A transaction open longer than the transaction timeout (the process
-// was paused) is aborted by the broker; the stale epoch is not a
-// takeover: a new session in the same process resumes from the committed
-// checkpoint.
-func TestRelayTransactionTimeoutStartsNewSession(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, func(c *Config) { c.TransactionTimeout = 10 * time.Second })
-		h.src.Txn(1, 1)
-		h.run()
-		h.committedIDs(1)
-		h.kafka.Mu.Lock()
-		h.kafka.FlushDelay = 11 * time.Second // paused in the commit
-		h.kafka.Mu.Unlock()
-		h.src.Txn(2, 2)
-		got := h.committedIDs(2)
-		if want := pipelinetest.IDs(1, 2); !slices.Equal(got, want) {
-			t.Errorf("committed %v, want %v", got, want)
-		}
-		if h.kafka.Drops != 1 || h.kafka.Aborts != 0 {
-			t.Errorf("%d dropped, %d aborted transactions; want 1, 0", h.kafka.Drops, h.kafka.Aborts)
-		}
-		if from := h.src.Starts()[1].From; from != "0-1-1" {
-			t.Errorf("new session from %q, want the checkpoint 0-1-1", from)
-		}
-		h.checkCommitted()
-		mustNoError(t, "stop", h.stop())
-	})
-}
-
-// A stop whose last commit does not finish within ShutdownTimeout aborts
-// the open Kafka transaction and returns ErrShutdownTimeout, exactly
-// ShutdownTimeout after the stop.
-func TestRelayShutdownTimeout(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, nil)
-		h.src.Txn(1, 1)
-		h.run()
-		h.committedIDs(1)
-		h.kafka.Mu.Lock()
-		h.kafka.StallFlush = true
-		h.kafka.Mu.Unlock()
-		h.src.Txn(2, 2)
-		h.settle()
-		stopped := time.Now()
-		err := h.stop()
-		mustIs(t, err, pipeline.ErrShutdownTimeout)
-		if took := time.Since(stopped); took != h.r.cfg.ShutdownTimeout {
-			t.Errorf("stopped after %s, want the shutdown timeout %s", took, h.r.cfg.ShutdownTimeout)
-		}
-		if retriable(err) {
-			t.Errorf("%v is retried", err)
-		}
-		// Kafka took the records in time: the deadline was the stop's.
-		if msg := err.Error(); strings.Contains(msg, "--kafka-timeout") || strings.Contains(msg, "Kafka unavailable") || !strings.Contains(msg, "--shutdown-timeout") {
-			t.Errorf("error %q blames Kafka, or does not name --shutdown-timeout", msg)
-		}
-		if got := h.kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
-			t.Errorf("committed %v, want %v", got, pipelinetest.IDs(1))
-		}
-		if h.kafka.Aborts != 1 {
-			t.Errorf("%d aborted transactions, want 1", h.kafka.Aborts)
-		}
-		h.checkCommitted()
-	})
-}
-
 // A flush that Kafka leaves waiting for --kafka-timeout, with no stop
 // asked, names Kafka and --kafka-timeout, not the shutdown timeout.
-func TestRelayKafkaStalledHint(t *testing.T) {
+func TestLiveKafkaStalledHint(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, func(c *Config) { c.KafkaTimeout = 10 * time.Second })
+		h := newHarness(t, func(c *setup) { c.KafkaTimeout = 10 * time.Second })
 		h.src.Txn(1, 1)
 		h.run()
 		h.committedIDs(1)
@@ -414,7 +206,7 @@ func TestRelayKafkaStalledHint(t *testing.T) {
 		h.kafka.Mu.Unlock()
 		h.src.Txn(2, 2)
 		err := h.wait()
-		if err == nil || errors.Is(err, pipeline.ErrShutdownTimeout) {
+		if err == nil || errors.Is(err, ErrShutdownTimeout) {
 			t.Fatalf("Run = %v, want Kafka's error", err)
 		}
 		if msg := err.Error(); !strings.Contains(msg, "--kafka-timeout") || strings.Contains(msg, "--shutdown-timeout") {
@@ -428,13 +220,13 @@ func TestRelayKafkaStalledHint(t *testing.T) {
 
 // Transactions without outbox rows move the checkpoint every
 // IdleCheckpoint, in a Kafka transaction of the checkpoint alone.
-func TestRelayIdleCheckpoint(t *testing.T) {
+func TestLiveIdleCheckpoint(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
 		h.src.Txn(1)
 		h.src.Txn(2)
 		h.run()
-		time.Sleep(h.r.cfg.IdleCheckpoint - time.Millisecond)
+		time.Sleep(h.set.IdleCheckpoint - time.Millisecond)
 		h.settle()
 		if n := len(h.kafka.Txns()); n != 0 {
 			t.Fatalf("%d commits before --idle-checkpoint", n)
@@ -444,8 +236,8 @@ func TestRelayIdleCheckpoint(t *testing.T) {
 		if len(txn.IDs) != 0 || txn.Checkpoint.GTIDSet != "0-1-2" {
 			t.Errorf("checkpoint-only transaction holds %v, checkpoint %s; want no records, 0-1-2", txn.IDs, txn.Checkpoint.GTIDSet)
 		}
-		if at := txn.At.Sub(h.start); at < h.r.cfg.IdleCheckpoint || at > h.r.cfg.IdleCheckpoint+h.r.cfg.CommitInterval {
-			t.Errorf("checkpoint after %s, want --idle-checkpoint %s", at, h.r.cfg.IdleCheckpoint)
+		if at := txn.At.Sub(h.start); at < h.set.IdleCheckpoint || at > h.set.IdleCheckpoint+h.set.CommitInterval {
+			t.Errorf("checkpoint after %s, want --idle-checkpoint %s", at, h.set.IdleCheckpoint)
 		}
 		h.src.Txn(3, 1)
 		h.committedIDs(1)
@@ -454,32 +246,7 @@ func TestRelayIdleCheckpoint(t *testing.T) {
 	})
 }
 
-// An error with which the source stops is the source's: it is final
-// unless the connection was lost, whatever its text says.
-func TestRelaySourceErrorIsNotKafkas(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, nil)
-		h.src.Fail = errors.New("outbox table app.outbox, transaction 0-1-7: connection reset in the payload")
-		h.run()
-		err := h.wait()
-		if err == nil || !strings.Contains(err.Error(), "connection reset in the payload") || h.kafka.Sinks != 1 {
-			t.Fatalf("Run = %v after %d sessions; want the source's error after one", err, h.kafka.Sinks)
-		}
-	})
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, nil)
-		h.src.Fail = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-		h.src.Txn(1, 1)
-		h.run()
-		h.committedIDs(1)
-		if h.kafka.Sinks != 2 {
-			t.Errorf("%d sessions, want a second after the lost connection", h.kafka.Sinks)
-		}
-		mustNoError(t, "stop", h.stop())
-	})
-}
-
-// logBuffer is a relay log that a test reads while the relay writes it.
+// logBuffer is a log that a test reads while the loop writes it.
 type logBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -501,19 +268,19 @@ const stoppingLog = "stopping: finishing the current transaction"
 
 // A stop inside a large binlog transaction is noticed when it is asked,
 // in the middle of a batch and while Produce blocks; half ShutdownTimeout
-// later the relay commits inside the transaction at once (not at the end
+// later the loop commits inside the transaction at once (not at the end
 // of the batch, nor of the transaction) and returns nil: the stop takes
 // half the timeout and one commit. The checkpoint names the position
 // inside the transaction, and a new process resumes there without losing
 // or repeating a row.
-func TestRelayStopInsideTransaction(t *testing.T) {
-	for _, delivery := range []Delivery{ExactlyOnce, AtLeastOnce} {
-		t.Run(string(delivery), func(t *testing.T) {
+func TestLiveStopInsideTransaction(t *testing.T) {
+	for _, delivery := range []string{"exactly-once", "at-least-once"} {
+		t.Run(delivery, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var log logBuffer
-				h := newHarness(t, func(c *Config) {
-					c.Delivery, c.CommitRecords, c.ShutdownTimeout = delivery, 20, 400*time.Millisecond
-					c.Logger = zerolog.New(&log)
+				h := newHarness(t, func(c *setup) {
+					c.transactional, c.CommitRecords, c.ShutdownTimeout = delivery == "exactly-once", 20, 400*time.Millisecond
+					c.Log = zerolog.New(&log)
 				})
 				h.kafka.ProduceDelay = time.Millisecond // Produce blocks 1ms a record
 				const n = 600
@@ -529,7 +296,7 @@ func TestRelayStopInsideTransaction(t *testing.T) {
 				stopped := time.Now()
 				h.settle()
 				if !strings.Contains(log.String(), stoppingLog) {
-					t.Errorf("no %q logged when the stop was asked (the relay is in Produce)", stoppingLog)
+					t.Errorf("no %q logged when the stop was asked (the loop is in Produce)", stoppingLog)
 				}
 				select {
 				case <-h.exited:
@@ -537,7 +304,7 @@ func TestRelayStopInsideTransaction(t *testing.T) {
 				default:
 				}
 				mustNoError(t, "stop", h.wait())
-				half := h.r.cfg.ShutdownTimeout / 2
+				half := h.set.ShutdownTimeout / 2
 				if took := time.Since(stopped); took < half || took > half+5*time.Millisecond {
 					t.Errorf("the stop took %s, want half the shutdown timeout (%s) and one commit", took, half)
 				}
@@ -567,12 +334,12 @@ func TestRelayStopInsideTransaction(t *testing.T) {
 // A stop asked while a batch of many small transactions is handled
 // commits at the next transaction boundary inside the batch, without
 // producing the rest of the batch.
-func TestRelayStopAtBoundaryInsideBatch(t *testing.T) {
+func TestLiveStopAtBoundaryInsideBatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var log logBuffer
-		h := newHarness(t, func(c *Config) {
+		h := newHarness(t, func(c *setup) {
 			c.CommitRecords, c.ShutdownTimeout = 20, 400*time.Millisecond
-			c.Logger = zerolog.New(&log)
+			c.Log = zerolog.New(&log)
 		})
 		h.kafka.ProduceDelay = time.Millisecond
 		const n = 600
