@@ -10,6 +10,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/config"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/validate"
 )
@@ -26,7 +27,7 @@ func TestExitCode(t *testing.T) {
 	}{
 		{"nil", nil, exitOK},
 		{"stopped by a signal", wrap(context.Canceled), exitOK},
-		{"shutdown timeout", wrap(fmt.Errorf("%w (last error: %w)", relay.ErrShutdownTimeout, context.Canceled)), exitShutdownTimeout},
+		{"shutdown timeout", wrap(fmt.Errorf("%w (last error: %w)", pipeline.ErrShutdownTimeout, context.Canceled)), exitShutdownTimeout},
 		{"invalid --start", wrap(checkpoint.ErrInvalidStart), exitUsage},
 		{"missing outbox table", wrap(validate.ErrMissingTable), exitUsage},
 		{"refused GTID set", wrap(&refusedSetError{errors.New("beyond the executed set")}), exitUsage},

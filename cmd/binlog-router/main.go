@@ -11,7 +11,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/kafka"
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/validate"
 )
 
@@ -91,7 +91,7 @@ var commands = map[string]func(ctx context.Context, args []string) int{}
 // exitCode maps a fatal error to the process exit code.
 func exitCode(err error) int {
 	switch {
-	case errors.Is(err, relay.ErrShutdownTimeout):
+	case errors.Is(err, pipeline.ErrShutdownTimeout):
 		return exitShutdownTimeout
 	case err == nil, errors.Is(err, context.Canceled):
 		return exitOK

@@ -17,6 +17,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/logging"
 	"github.com/binlog-router/binlog-router/internal/metrics"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/validate"
 )
@@ -130,7 +131,7 @@ func runRouter(ctx context.Context, cfg *config.Config, log zerolog.Logger) erro
 // outbox topics records were routed to.
 func watchedTopics(cfg *config.Config) []string {
 	topics := []string{cfg.CheckpointTopic}
-	if cfg.OnInvalid == string(relay.InvalidDeadLetter) {
+	if cfg.OnInvalid == string(pipeline.InvalidDeadLetter) {
 		topics = append(topics, cfg.DeadLetterTopic)
 	}
 	if cfg.Delivery == string(relay.ExactlyOnce) {

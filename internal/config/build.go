@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/replay"
 	"github.com/binlog-router/binlog-router/internal/validate"
@@ -86,27 +87,29 @@ func (c *Config) ReaderConfig(log zerolog.Logger, obs binlog.Observer) binlog.Co
 func (c *Config) RelayConfig(log zerolog.Logger, version string, m relay.Metrics) relay.Config {
 	auto := c.AutoCreateTopics
 	return relay.Config{
-		Name:               c.Name,
-		Delivery:           relay.Delivery(c.Delivery),
-		CheckpointTopic:    c.CheckpointTopic,
-		Start:              c.Start,
-		Kafka:              c.KafkaOpts(),
-		Route:              c.RouteConfig(),
-		Cadence:            c.Cadence,
-		TransactionTimeout: c.TransactionTimeout,
-		KafkaTransactions:  c.KafkaTransactions,
-		KafkaTimeout:       c.KafkaTimeout,
-		ProducerLimits:     c.ProducerLimits,
-		AutoCreateTopics:   &auto,
-		ShutdownTimeout:    c.ShutdownTimeout,
-		OnInvalid:          relay.InvalidPolicy(c.OnInvalid),
-		DeadLetterTopic:    c.DeadLetterTopic,
-		HA:                 c.HA,
-		HATimeout:          c.HATimeout,
-		Source:             c.MySQLAddr,
-		Version:            version,
-		Logger:             log,
-		Metrics:            m,
+		Config: pipeline.Config{
+			Route:              c.RouteConfig(),
+			Cadence:            c.Cadence,
+			TransactionTimeout: c.TransactionTimeout,
+			KafkaTimeout:       c.KafkaTimeout,
+			ProducerLimits:     c.ProducerLimits,
+			OnInvalid:          pipeline.InvalidPolicy(c.OnInvalid),
+			DeadLetterTopic:    c.DeadLetterTopic,
+			Logger:             log,
+		},
+		Name:              c.Name,
+		Delivery:          relay.Delivery(c.Delivery),
+		CheckpointTopic:   c.CheckpointTopic,
+		Start:             c.Start,
+		Kafka:             c.KafkaOpts(),
+		KafkaTransactions: c.KafkaTransactions,
+		AutoCreateTopics:  &auto,
+		ShutdownTimeout:   c.ShutdownTimeout,
+		HA:                c.HA,
+		HATimeout:         c.HATimeout,
+		Source:            c.MySQLAddr,
+		Version:           version,
+		Metrics:           m,
 	}
 }
 
@@ -121,7 +124,7 @@ func (c *Config) ReplayConfig(log zerolog.Logger, out io.Writer) replay.Config {
 		ToTime:             c.Replay.ToTime.Time,
 		Route:              c.RouteConfig(),
 		TopicPrefix:        c.Replay.TopicPrefix,
-		OnInvalid:          relay.InvalidPolicy(c.OnInvalid),
+		OnInvalid:          pipeline.InvalidPolicy(c.OnInvalid),
 		DeadLetterTopic:    c.DeadLetterTopic,
 		DryRun:             c.DryRun,
 		Out:                out,
@@ -139,7 +142,8 @@ func (c *Config) ReplayConfig(log zerolog.Logger, out io.Writer) replay.Config {
 // run would start with, the relay's defaults applied as the relay applies
 // them. Call after Validate.
 func (c *Config) ValidateConfig() validate.Config {
-	rc := relay.Config{Name: c.Name, CheckpointTopic: c.CheckpointTopic, Start: c.Start, ProducerLimits: c.ProducerLimits}.WithDefaults()
+	rc := relay.Config{Name: c.Name, CheckpointTopic: c.CheckpointTopic, Start: c.Start,
+		Config: pipeline.Config{ProducerLimits: c.ProducerLimits}}.WithDefaults()
 	cfg := validate.Config{
 		MySQL:           c.ReaderConfig(zerolog.Nop(), nil),
 		Kafka:           c.KafkaOpts(),
@@ -157,7 +161,7 @@ func (c *Config) ValidateConfig() validate.Config {
 		ValidateJSON:      c.ValidateJSON,
 		Contracts:         c.contracts,
 	}
-	if c.OnInvalid == string(relay.InvalidDeadLetter) {
+	if c.OnInvalid == string(pipeline.InvalidDeadLetter) {
 		cfg.DeadLetterTopic = c.DeadLetterTopic
 	}
 	return cfg

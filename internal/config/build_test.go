@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
@@ -38,8 +39,8 @@ func TestDefaultsAreTheComponents(t *testing.T) {
 	assert.Equal(t, want.DeadLetterTopic, got.DeadLetterTopic)
 	assert.Equal(t, want.HATimeout, got.HATimeout)
 	// The flags' own defaults, not only what the relay makes of zero.
-	assert.Equal(t, relay.ProducerLimits{}.OrDefaults(), c.ProducerLimits)
-	assert.Equal(t, relay.DefaultCommitInterval, c.CommitInterval)
+	assert.Equal(t, pipeline.ProducerLimits{}.OrDefaults(), c.ProducerLimits)
+	assert.Equal(t, pipeline.DefaultCommitInterval, c.CommitInterval)
 
 	r := c.ReaderConfig(zerolog.Nop(), nil)
 	assert.Equal(t, uint32(binlog.DefaultServerID), r.ServerID)
@@ -67,7 +68,7 @@ func TestReplayConfig(t *testing.T) {
 	assert.Equal(t, "replay-1", r.TransactionalID)
 	assert.Equal(t, 7, r.CommitRecords)
 	assert.Equal(t, 3*time.Second, r.TransactionTimeout)
-	assert.Equal(t, relay.ProducerLimits{MaxBufferedRecords: 9, MaxBufferedBytes: relay.DefaultMaxBufferedBytes, MaxMessageBytes: relay.DefaultMaxMessageBytes}, r.ProducerLimits)
+	assert.Equal(t, pipeline.ProducerLimits{MaxBufferedRecords: 9, MaxBufferedBytes: pipeline.DefaultMaxBufferedBytes, MaxMessageBytes: pipeline.DefaultMaxMessageBytes}, r.ProducerLimits)
 	assert.False(t, r.AutoCreateTopics)
 	assert.Equal(t, c.RouteConfig(), r.Route)
 	assert.NotEmpty(t, r.Kafka)
@@ -84,14 +85,14 @@ func TestValidateConfig(t *testing.T) {
 	assert.Equal(t, relay.DefaultName, v.Name)
 	assert.Equal(t, "_binlog_router_checkpoints", v.CheckpointTopic)
 	assert.Equal(t, relay.DefaultStart, v.Start)
-	assert.Equal(t, relay.DefaultMaxMessageBytes, v.MaxMessageBytes)
+	assert.Equal(t, pipeline.DefaultMaxMessageBytes, v.MaxMessageBytes)
 	assert.True(t, v.ExactlyOnce)
 	assert.Empty(t, v.DeadLetterTopic, "rows that cannot be routed stop the router")
 	assert.Empty(t, v.TopicTemplate, "the default preset's: route's default")
 	assert.Equal(t, []string{"127.0.0.1:9092"}, v.Brokers)
 
-	c.OnInvalid, c.Delivery = string(relay.InvalidDeadLetter), string(relay.AtLeastOnce)
+	c.OnInvalid, c.Delivery = string(pipeline.InvalidDeadLetter), string(relay.AtLeastOnce)
 	v = c.ValidateConfig()
-	assert.Equal(t, relay.DefaultDeadLetterTopic, v.DeadLetterTopic)
+	assert.Equal(t, pipeline.DefaultDeadLetterTopic, v.DeadLetterTopic)
 	assert.False(t, v.ExactlyOnce)
 }

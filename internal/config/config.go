@@ -6,7 +6,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/contract"
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
@@ -49,7 +49,7 @@ type Config struct {
 	// Cadence is --commit-records, --commit-interval and
 	// --idle-checkpoint: the relay's own struct, the flags' destination,
 	// handed to it whole (replay takes its CommitRecords).
-	relay.Cadence
+	pipeline.Cadence
 
 	EventCache         int           // --event-cache
 	Compression        string        // --compression none|snappy|lz4|zstd|gzip
@@ -61,7 +61,7 @@ type Config struct {
 	// ProducerLimits are --max-buffered-records, --max-buffered-bytes and
 	// --max-message-bytes: the relay's and replay's own struct, the
 	// flags' destination, handed to them whole.
-	relay.ProducerLimits
+	pipeline.ProducerLimits
 
 	MetricsAddr string        // --metrics-addr: serve /metrics, /healthz, /readyz here ("" = off)
 	HA          bool          // --ha: elect one active router per name through a Kafka group

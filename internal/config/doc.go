@@ -41,15 +41,15 @@
 // # Defaults, validation and the components' configs
 //
 // Each default is defined once: a component's Default constant
-// (relay.DefaultCommitRecords, binlog.DefaultEventCache, ...) when the
+// (pipeline.DefaultCommitRecords, binlog.DefaultEventCache, ...) when the
 // component has the setting, which the flag table and the component's own
 // zero-value fallback both take; otherwise the literal in the flag table.
 // Validate checks the flags against one table of bounds (validate.go):
 // each row a flag, its value, what is allowed and the error, which names
 // the flag and the fix. build.go turns the Config into each component's
 // config (ReaderConfig, RelayConfig, ReplayConfig, ValidateConfig). The
-// commit cadence (relay.Cadence) and the producer bounds
-// (relay.ProducerLimits) are the relay's own structs, embedded in Config
+// commit cadence (pipeline.Cadence) and the producer bounds
+// (pipeline.ProducerLimits) are the loop's own structs, embedded in Config
 // and handed over whole.
 //
 // # Secrets

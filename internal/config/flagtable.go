@@ -8,6 +8,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/contract"
 	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/logging"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/prune"
 	"github.com/binlog-router/binlog-router/internal/recovery"
 	"github.com/binlog-router/binlog-router/internal/relay"
@@ -19,12 +20,12 @@ import (
 //
 //  1. Its destination: a field of Config (config.go) whose comment names
 //     the flag; or a field of a component's struct that Config embeds
-//     (relay.Cadence, relay.ProducerLimits), which reaches the component
+//     (pipeline.Cadence, pipeline.ProducerLimits), which reaches the component
 //     as it is.
 //  2. Its default, written once: when a component takes the setting, a
 //     Default constant beside the component's field
-//     (relay.DefaultCommitRecords), which the component's zero-value
-//     fallback (setDefaults) takes too; else the literal in its entry.
+//     (pipeline.DefaultCommitRecords), which the component's zero-value
+//     fallback (setDefaults or WithDefaults) takes too; else the literal in its entry.
 //  3. One entry in flagTable: the commands (Router for a flag of run),
 //     name, default, usage and destination. The command line, -h, the
 //     BINLOG_ROUTER_* variable and the config-file key follow from it.
@@ -68,9 +69,9 @@ var flagTable = []flagSpec{
 	flagOf(Router, "column-traceparent", "", "W3C traceparent column", func(c *Config) *string { return &c.Columns.Traceparent }).documented(fromPreset),
 	flagOf(Router, "column-headers", "", "JSON object column of extra headers", func(c *Config) *string { return &c.Columns.Headers }).documented(fromPreset),
 	flagOf(Router, "on-update", string(binlog.DefaultOnUpdate), "UPDATE of an outbox row: warn or fail", func(c *Config) *string { return &c.OnUpdate }),
-	flagOf(Router, "on-invalid", string(relay.DefaultOnInvalid), "outbox row that cannot be routed: fail (stop) or dead-letter", func(c *Config) *string { return &c.OnInvalid }),
+	flagOf(Router, "on-invalid", string(pipeline.DefaultOnInvalid), "outbox row that cannot be routed: fail (stop) or dead-letter", func(c *Config) *string { return &c.OnInvalid }),
 	flagOf(Router, "on-partition-change", string(kafka.DefaultPartitionPolicy), "a topic the router writes to changed its partition count: warn (go on with the new count) or fail (stop before the first record placed by it)", func(c *Config) *string { return &c.OnPartitionChange }).ignoredBy(CmdReplay),
-	flagOf(Router, "dead-letter-topic", relay.DefaultDeadLetterTopic, "topic for rows that cannot be routed (with --on-invalid=dead-letter)", func(c *Config) *string { return &c.DeadLetterTopic }),
+	flagOf(Router, "dead-letter-topic", pipeline.DefaultDeadLetterTopic, "topic for rows that cannot be routed (with --on-invalid=dead-letter)", func(c *Config) *string { return &c.DeadLetterTopic }),
 
 	// The records.
 	flagOf(Router, "topic-template", "", "topic template; placeholders {event_type} {aggregate_type} {database} {table} (default "+route.DefaultTopicTemplate+"; debezium preset "+schema.DebeziumTopicTemplate+")", func(c *Config) *string { return &c.TopicTemplate }).documented(route.DefaultTopicTemplate),
@@ -88,17 +89,17 @@ var flagTable = []flagSpec{
 	// Delivery, commits and the pipeline's bounds.
 	flagOf(Router, "start", relay.DefaultStart, "start without a checkpoint: earliest, latest or gtid:<set>", func(c *Config) *string { return &c.Start }).ignoredBy(CmdReplay),
 	flagOf(Router, "delivery", string(relay.DefaultDelivery), "exactly-once or at-least-once", func(c *Config) *string { return &c.Delivery }).ignoredBy(CmdReplay),
-	flagOf(Router, "commit-records", relay.DefaultCommitRecords, "commit a Kafka transaction after this many records", func(c *Config) *int { return &c.CommitRecords }),
-	flagOf(Router, "commit-interval", relay.DefaultCommitInterval, "commit a Kafka transaction after this long", func(c *Config) *time.Duration { return &c.CommitInterval }).ignoredBy(CmdReplay),
-	flagOf(Router, "commit-linger", relay.DefaultCommitLinger, "least time between two commits made because the binlog had nothing more (negative: none)", func(c *Config) *time.Duration { return &c.CommitLinger }).ignoredBy(CmdReplay),
-	flagOf(Router, "idle-checkpoint", relay.DefaultIdleCheckpoint, "advance the checkpoint over non-outbox transactions this often", func(c *Config) *time.Duration { return &c.IdleCheckpoint }).ignoredBy(CmdReplay),
+	flagOf(Router, "commit-records", pipeline.DefaultCommitRecords, "commit a Kafka transaction after this many records", func(c *Config) *int { return &c.CommitRecords }),
+	flagOf(Router, "commit-interval", pipeline.DefaultCommitInterval, "commit a Kafka transaction after this long", func(c *Config) *time.Duration { return &c.CommitInterval }).ignoredBy(CmdReplay),
+	flagOf(Router, "commit-linger", pipeline.DefaultCommitLinger, "least time between two commits made because the binlog had nothing more (negative: none)", func(c *Config) *time.Duration { return &c.CommitLinger }).ignoredBy(CmdReplay),
+	flagOf(Router, "idle-checkpoint", pipeline.DefaultIdleCheckpoint, "advance the checkpoint over non-outbox transactions this often", func(c *Config) *time.Duration { return &c.IdleCheckpoint }).ignoredBy(CmdReplay),
 	flagOf(Router, "event-cache", binlog.DefaultEventCache, "binlog events buffered between network and decoding", func(c *Config) *int { return &c.EventCache }),
-	flagOf(Router, "max-buffered-records", relay.DefaultMaxBufferedRecords, "Kafka producer buffer, records", func(c *Config) *int { return &c.MaxBufferedRecords }),
-	flagOf(Router, "max-buffered-bytes", relay.DefaultMaxBufferedBytes, "Kafka producer buffer, bytes", func(c *Config) *int { return &c.MaxBufferedBytes }),
-	flagOf(Router, "max-message-bytes", relay.DefaultMaxMessageBytes, "largest record batch sent; a topic whose max.message.bytes (or the brokers' message.max.bytes) is smaller gets smaller batches", func(c *Config) *int { return &c.MaxMessageBytes }),
+	flagOf(Router, "max-buffered-records", pipeline.DefaultMaxBufferedRecords, "Kafka producer buffer, records", func(c *Config) *int { return &c.MaxBufferedRecords }),
+	flagOf(Router, "max-buffered-bytes", pipeline.DefaultMaxBufferedBytes, "Kafka producer buffer, bytes", func(c *Config) *int { return &c.MaxBufferedBytes }),
+	flagOf(Router, "max-message-bytes", pipeline.DefaultMaxMessageBytes, "largest record batch sent; a topic whose max.message.bytes (or the brokers' message.max.bytes) is smaller gets smaller batches", func(c *Config) *int { return &c.MaxMessageBytes }),
 	flagOf(Router, "memory-limit", int64(96<<20), "soft memory limit of the Go runtime in bytes (env GOMEMLIMIT wins); with it the garbage collector runs less often (GOGC=400 unless GOGC is set)", func(c *Config) *int64 { return &c.MemoryLimit }).ignoredBy(CmdReplay),
-	flagOf(Router, "kafka-timeout", relay.DefaultKafkaTimeout, "stop with an error when Kafka cannot take a record, flush or commit for this long", func(c *Config) *time.Duration { return &c.KafkaTimeout }).ignoredBy(CmdReplay),
-	flagOf(Router, "transaction-timeout", relay.DefaultTransactionTimeout, "Kafka transaction timeout", func(c *Config) *time.Duration { return &c.TransactionTimeout }),
+	flagOf(Router, "kafka-timeout", pipeline.DefaultKafkaTimeout, "stop with an error when Kafka cannot take a record, flush or commit for this long", func(c *Config) *time.Duration { return &c.KafkaTimeout }).ignoredBy(CmdReplay),
+	flagOf(Router, "transaction-timeout", pipeline.DefaultTransactionTimeout, "Kafka transaction timeout", func(c *Config) *time.Duration { return &c.TransactionTimeout }),
 	flagOf(Router, "kafka-transactions", relay.DefaultKafkaTransactions, "exactly-once: Kafka transactional ids used in turn (binlog-router-<name>, then #2 ...), so that a transaction produces while the one before is still being completed", func(c *Config) *int { return &c.KafkaTransactions }),
 	flagOf(Router, "shutdown-timeout", relay.DefaultShutdownTimeout, "on SIGTERM, time allowed to finish and commit", func(c *Config) *time.Duration { return &c.ShutdownTimeout }).ignoredBy(CmdReplay),
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/recovery"
-	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
 // ValidateRecover is Validate and the bounds of recover's flags.
@@ -48,7 +48,7 @@ func (c *Config) RecoverConfig(log zerolog.Logger, since time.Time, zone *time.L
 	limits := c.ProducerLimits.OrDefaults()
 	timeout := c.TransactionTimeout
 	if timeout <= 0 {
-		timeout = relay.DefaultTransactionTimeout
+		timeout = pipeline.DefaultTransactionTimeout
 	}
 	return recovery.Config{
 		Tables:        c.Tables(),

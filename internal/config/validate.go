@@ -9,6 +9,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/contract"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
@@ -40,7 +41,7 @@ func (c *Config) Validate() error {
 //
 // The pipeline's counts, sizes and durations have no row: zero or less
 // takes the default (the components' setDefaults,
-// relay.ProducerLimits.OrDefaults).
+// pipeline.ProducerLimits.OrDefaults).
 func (c *Config) bounds(connErr, presetErr error) []bound {
 	if presetErr != nil {
 		presetErr = fmt.Errorf("--preset: %w", presetErr)
@@ -73,7 +74,7 @@ func (c *Config) bounds(connErr, presetErr error) []bound {
 		{flag: "on-update", value: c.OnUpdate, allowed: []string{string(binlog.UpdateWarn), string(binlog.UpdateFail)}},
 		{flag: "uuid-binary-layout", value: c.UUIDBinaryLayout, allowed: []string{string(binlog.UUIDStandard), string(binlog.UUIDSwapped)}},
 		{flag: "datetime-zone", err: zoneErr},
-		{flag: "on-invalid", value: c.OnInvalid, allowed: []string{string(relay.InvalidFail), string(relay.InvalidDeadLetter)}},
+		{flag: "on-invalid", value: c.OnInvalid, allowed: []string{string(pipeline.InvalidFail), string(pipeline.InvalidDeadLetter)}},
 		{flag: "on-partition-change", value: c.OnPartitionChange, allowed: []string{string(kafka.PartitionWarn), string(kafka.PartitionFail)}},
 		{flag: "delivery", value: c.Delivery, allowed: []string{string(relay.ExactlyOnce), string(relay.AtLeastOnce)}},
 		{flag: "compression", err: compressionErr},

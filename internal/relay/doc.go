@@ -1,48 +1,27 @@
-// Package relay is the pipeline: binlog transactions in, Kafka records and
-// checkpoints out.
+// Package relay is the live router: the loop of internal/pipeline with
+// the live checkpoint (pipeline.Live: every commit writes the checkpoint
+// that covers it, a commit may fall inside a binlog transaction, a stop
+// is graceful), plus what only the live router does. The loop's own
+// contract (how rows are routed, batch limits, dead letters, refused
+// timestamps, commit points, the stop) is in package pipeline's
+// documentation.
 //
-// One goroutine reads the binlog (a Source: binlog.Reader) and hands
-// transactions, in batches, through a binlog.Queue to the relay goroutine
-// (a batch may end inside a transaction: Batch.Open; a transaction's
-// rows come in order, and the GTID set moves only over the transactions a
-// batch completes),
-// which turns each outbox row into a record (route.Router) and produces it
-// with a Sink (kafka.Session: franz-go). franz-go's own goroutines
-// send and retry. Memory is bounded by the queue's rows and bytes
-// (QueueRows, QueueBytes, plus the batch in hand), the reader's event
-// cache, and franz-go's MaxBufferedRecords/MaxBufferedBytes: Produce blocks
-// when the buffer is full, which stops the relay loop, which leaves the
-// queue full, which stops the reader.
-//
-// The loop (loop.go) is one for the live router and for replay, with two
-// commit policies. The live checkpoint (Relay): every commit writes the
-// checkpoint that covers it, a commit may fall inside a binlog
-// transaction, a stop is graceful, and the relay alone elects, retries
-// sessions and names a fenced producer. A pass (RunPass, what replay
-// runs): its Pass includes, skips or ends before each binlog
-// transaction; its Sink writes no checkpoint (kafka.SessionConfig
-// NoCheckpoint, or a dry run's printer); it commits only at binlog
-// transaction boundaries and is aborted, not stopped, when its context
-// ends. Both route a row alike: per-topic batch limits, dead letters by
-// OnInvalid, refused timestamps.
-//
-// Commit points fall on binlog transaction boundaries: after
-// CommitRecords records, after CommitInterval, or as soon as the reader has
-// nothing more to hand over (so an idle router commits at once, or
-// CommitLinger after its previous commit: transactions that come within
-// the linger share one Kafka transaction). A Kafka transaction is never
-// larger than CommitRecords records nor older than half the
-// TransactionTimeout: inside a larger binlog transaction it is committed
-// there, with a checkpoint naming the position inside it
-// (checkpoint.Checkpoint TxnGTID, TxnRows), from which a new session
-// resumes (Source.RunResume). Read_committed consumers then see such a
-// binlog transaction in parts.
+// A Relay runs one session of the loop after another (Loop.RunSession).
+// Before each it opens a Sink, which fences older producers and loads the
+// checkpoint, and resolves where the session starts (start.go: the
+// checkpoint, or --start without one). A session ended by a Kafka error
+// that waiting may cure starts a new one from the committed checkpoint
+// (retry.go), as a restarted process would; a Kafka outage is logged
+// once when it begins and once when a commit ends it (outage.go); a
+// session that read a checkpoint behind one Kafka acknowledged stops
+// (outcome.go: ErrCheckpointBehind). With HA it runs only while elected.
+// It reports the age of the open Kafka transaction (txnwatch.go).
 //
 // A stale producer epoch is either a transaction timeout (the process was
 // paused: ErrTransactionTimedOut, a new session resumes in-process) or
-// another instance with the same name (ErrFenced, final). A stop that
-// cannot commit within ShutdownTimeout aborts and returns
-// ErrShutdownTimeout.
+// another instance with the same name (ErrFenced, final): the relay names
+// it (fence.go, pipeline.Live.Fenced). A stop that cannot commit within
+// ShutdownTimeout aborts and returns pipeline.ErrShutdownTimeout.
 //
 // Exactly-once (default): one transactional producer. The records of one
 // or more complete binlog transactions (or part of one too large for a
@@ -50,7 +29,7 @@
 // written in one Kafka transaction. A crash before EndTransaction leaves
 // an open transaction that the next instance's producer-id
 // initialisation aborts (fencing); a session learns the outcome of its
-// previous transaction before it loads the checkpoint (Sink.Open:
+// previous transaction before it loads the checkpoint (pipeline.Sink.Open:
 // InitProducerId, then kafka.Settle, then kafka.LoadCheckpoint:
 // DESIGN.md), and never
 // resumes from a checkpoint behind one Kafka acknowledged to this process
@@ -64,13 +43,9 @@
 // loses no row; it can repeat the rows produced since the last stored
 // checkpoint (at most about two commit intervals).
 //
-// In both modes the checkpoint never covers a row that was not routed:
-// a row that cannot be routed stops the relay (or, by policy, goes to the
-// dead-letter topic first), and a failed produce aborts the Kafka
-// transaction (exactly-once) or stops before the checkpoint
-// (at-least-once). A row whose record timestamp the brokers refuse
-// (INVALID_TIMESTAMP, for its whole batch) becomes such a row error in the
-// next session, which starts from the committed checkpoint: the refused
-// records outside the topic's timestamp window are marked first
-// (timestamps.go).
+// In both modes the checkpoint never covers a row that was not routed
+// (package pipeline). A row whose record timestamp the brokers refuse
+// ends the session; the relay has the loop mark the refused rows
+// (Loop.JudgeRefused) and starts a new session, which handles them as row
+// errors.
 package relay

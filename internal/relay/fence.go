@@ -23,8 +23,9 @@ var ErrTransactionTimedOut = errors.New("the broker aborted the Kafka transactio
 var ErrFenced = errors.New("another instance with the same --name took over")
 
 // fenced names the cause of a stale-epoch error of the router's
-// transactional producer, or returns nil for any other error (and for a
-// pass, whose transactional id is not the router's). The broker's answer is
+// transactional producer (pipeline.Live.Fenced: the open Kafka
+// transaction has records records, the first produced at began), or
+// returns nil for any other error. The broker's answer is
 // the same for both causes; the age of the open transaction tells them
 // apart. The broker starts its timer when the transaction's first
 // partition is added, after BeginTransaction here, so a transaction
@@ -33,12 +34,12 @@ var ErrFenced = errors.New("another instance with the same --name took over")
 // new session then starts, and if another instance did take over
 // meanwhile, the new session fences it in turn and that one, whose
 // transaction is young, stops with ErrFenced.
-func (r *loop) fenced(err error) error {
-	if r.pass != nil || r.cfg.Delivery != ExactlyOnce || !kafka.StaleEpoch(err) || errors.Is(err, ErrFenced) || errors.Is(err, ErrTransactionTimedOut) {
+func (r *Relay) fenced(err error, records int, began time.Time) error {
+	if r.cfg.Delivery != ExactlyOnce || !kafka.StaleEpoch(err) || errors.Is(err, ErrFenced) || errors.Is(err, ErrTransactionTimedOut) {
 		return nil
 	}
-	// The open transaction began with its first record (r.cur.since).
-	if age := time.Since(r.cur.since).Round(time.Millisecond); r.cur.records > 0 && age >= r.cfg.TransactionTimeout {
+	// The open transaction began with its first record.
+	if age := time.Since(began).Round(time.Millisecond); records > 0 && age >= r.cfg.TransactionTimeout {
 		return fmt.Errorf("%w: it was open for %s, longer than --transaction-timeout %s (the process was paused or Kafka too slow to take the commit); resuming from the committed checkpoint: %w",
 			ErrTransactionTimedOut, age, r.cfg.TransactionTimeout, err)
 	}

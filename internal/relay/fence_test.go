@@ -30,15 +30,16 @@ func TestFencedTellsTimeoutFromTakeover(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := &Relay{loop: loop{cfg: Config{Name: "n", Delivery: ExactlyOnce, TransactionTimeout: 10 * time.Second}}}
+			r := &Relay{cfg: Config{Name: "n", Delivery: ExactlyOnce}}
+			r.cfg.TransactionTimeout = 10 * time.Second
 			if c.aloOff {
 				r.cfg.Delivery = AtLeastOnce
 			}
-			r.cur.since = time.Now().Add(-c.age)
+			records := 0
 			if c.inTxn {
-				r.cur.records = 1
+				records = 1
 			}
-			got := r.fenced(c.err)
+			got := r.fenced(c.err, records, time.Now().Add(-c.age))
 			switch {
 			case c.want == nil && got != nil:
 				t.Fatalf("fenced(%v) = %v, want nil", c.err, got)

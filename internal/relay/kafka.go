@@ -8,18 +8,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 )
 
 // cluster is what the relay needs from the brokers: the checkpoint topic
-// before an election, and a Sink per active session. brokers is the
+// before an election, and a pipeline.Sink per active session. brokers is the
 // implementation; the relay's unit tests use a fake that keeps committed
 // records in memory.
 type cluster interface {
 	// ensureCheckpointTopic creates the checkpoint topic if it is missing
 	// and checks that it is compacted.
 	ensureCheckpointTopic(ctx context.Context) error
-	// newSink creates the session's Sink (not yet open).
-	newSink() (Sink, error)
+	// newSink creates the session's pipeline.Sink (not yet open).
+	newSink() (pipeline.Sink, error)
 }
 
 // brokers reaches the Kafka cluster of Config.Kafka.
@@ -41,7 +42,7 @@ func (b brokers) ensureCheckpointTopic(ctx context.Context) error {
 	return kafka.EnsureCheckpointTopic(ctx, adm, b.cfg.CheckpointTopic)
 }
 
-func (b brokers) newSink() (Sink, error) {
+func (b brokers) newSink() (pipeline.Sink, error) {
 	pc := producerConfig(b.cfg, b.log)
 	pc.OnFailure = b.failed
 	sc := kafka.SessionConfig{Producer: pc, Name: b.cfg.Name, CheckpointTopic: b.cfg.CheckpointTopic,

@@ -14,6 +14,8 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
+	"github.com/binlog-router/binlog-router/internal/pipeline/pipelinetest"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -25,7 +27,7 @@ const outboxTopic = "outbox.event.OrderCreated"
 type kfakeRelay struct {
 	t      *testing.T
 	k      *devenv.Kafka
-	src    *fakeSource
+	src    *pipelinetest.Source
 	r      *Relay
 	cancel context.CancelFunc
 	exited chan struct{}
@@ -39,12 +41,12 @@ func newKfakeRelay(t *testing.T, mod func(*Config)) *kfakeRelay {
 		t.Fatal(err)
 	}
 	t.Cleanup(k.Close)
-	cfg := Config{Name: "unit", Kafka: []kgo.Opt{kgo.SeedBrokers(k.Brokers...)}, Route: route.DefaultConfig(),
-		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.InfoLevel)}
+	cfg := Config{Name: "unit", Kafka: []kgo.Opt{kgo.SeedBrokers(k.Brokers...)}, Config: pipeline.Config{Route: route.DefaultConfig(),
+		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.InfoLevel)}}
 	if mod != nil {
 		mod(&cfg)
 	}
-	src := newFakeSource()
+	src := pipelinetest.NewSource()
 	r, err := newRelay(cfg, src)
 	if err != nil {
 		t.Fatal(err)
@@ -156,12 +158,12 @@ func marker(t *testing.T, k *devenv.Kafka, txnID, id string) {
 // aborted rows.
 func TestRelayOnKfakeFencedByAnotherInstance(t *testing.T) {
 	h := newKfakeRelay(t, nil)
-	h.src.txn(1, 1, 2)
+	h.src.Txn(1, 1, 2)
 	h.run()
 	h.awaitCheckpoint("0-1-1")
-	h.src.rows(2, 3)
-	if got := h.read(kgo.ReadUncommitted(), eventID(3)); !slices.Equal(got, ids(1, 2, 3)) {
-		t.Fatalf("read uncommitted %v, want %v", got, ids(1, 2, 3))
+	h.src.Rows(2, 3)
+	if got := h.read(kgo.ReadUncommitted(), pipelinetest.EventID(3)); !slices.Equal(got, pipelinetest.IDs(1, 2, 3)) {
+		t.Fatalf("read uncommitted %v, want %v", got, pipelinetest.IDs(1, 2, 3))
 	}
 	// Another instance with the same name: initialising its producer id
 	// fences the router and aborts its open transaction.
@@ -172,13 +174,13 @@ func TestRelayOnKfakeFencedByAnotherInstance(t *testing.T) {
 		}
 	}
 	marker(t, h.k, txnIDs[0], "other-instance")
-	h.src.end(2)
+	h.src.End(2)
 	err := h.wait()
 	if !errors.Is(err, ErrFenced) {
 		t.Fatalf("Run = %v, want ErrFenced", err)
 	}
-	if got := h.read(kgo.ReadCommitted(), "other-instance"); !slices.Equal(got, append(ids(1, 2), "other-instance")) {
-		t.Errorf("read committed %v, want %v and the other instance's record", got, ids(1, 2))
+	if got := h.read(kgo.ReadCommitted(), "other-instance"); !slices.Equal(got, append(pipelinetest.IDs(1, 2), "other-instance")) {
+		t.Errorf("read committed %v, want %v and the other instance's record", got, pipelinetest.IDs(1, 2))
 	}
 	h.awaitCheckpoint("0-1-1")
 }
@@ -191,7 +193,7 @@ type pausingKafka struct {
 	pause func()
 }
 
-func (p *pausingKafka) newSink() (Sink, error) {
+func (p *pausingKafka) newSink() (pipeline.Sink, error) {
 	s, err := p.cluster.newSink()
 	if err != nil || p.pause == nil {
 		return s, err
@@ -202,7 +204,7 @@ func (p *pausingKafka) newSink() (Sink, error) {
 }
 
 type pausingSink struct {
-	Sink
+	pipeline.Sink
 	pause func()
 }
 
@@ -246,16 +248,16 @@ func TestRelayOnKfakeTransactionTimeout(t *testing.T) {
 		}
 		t.Error("the broker did not abort the transaction within a minute")
 	}}
-	h.src.txn(1, 1, 2)
+	h.src.Txn(1, 1, 2)
 	h.run()
 	h.awaitCheckpoint("0-1-1")
-	h.src.txn(2, 3)
+	h.src.Txn(2, 3)
 	h.awaitCheckpoint("0-1-2")
 	marker(t, h.k, "unit-marker", "end")
-	if got := h.read(kgo.ReadCommitted(), "end"); !slices.Equal(got, append(ids(1, 2, 3), "end")) {
-		t.Errorf("read committed %v, want %v once each", got, ids(1, 2, 3))
+	if got := h.read(kgo.ReadCommitted(), "end"); !slices.Equal(got, append(pipelinetest.IDs(1, 2, 3), "end")) {
+		t.Errorf("read committed %v, want %v once each", got, pipelinetest.IDs(1, 2, 3))
 	}
-	if runs := h.src.starts(); len(runs) < 2 || runs[1].from != "" {
+	if runs := h.src.Starts(); len(runs) < 2 || runs[1].From != "" {
 		t.Errorf("sessions started at %+v, want a second one from the start (nothing was committed)", runs)
 	}
 }

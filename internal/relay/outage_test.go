@@ -15,6 +15,8 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/logging"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
+	"github.com/binlog-router/binlog-router/internal/pipeline/pipelinetest"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -174,20 +176,20 @@ func TestRelayOnKfakeBrokerRestart(t *testing.T) {
 	var logs lockedBuffer
 	log := zerolog.New(&logs).Level(zerolog.InfoLevel)
 	m := &outageMetrics{}
-	cfg := Config{Name: "unit", Route: route.DefaultConfig(), Logger: log, Metrics: m,
+	cfg := Config{Name: "unit", Config: pipeline.Config{Route: route.DefaultConfig(), Logger: log}, Metrics: m,
 		Kafka: []kgo.Opt{kgo.SeedBrokers(k.Brokers...), kgo.WithLogger(logging.Kgo(log))}}
-	src := newFakeSource()
+	src := pipelinetest.NewSource()
 	r, err := newRelay(cfg, src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &kfakeRelay{t: t, k: k, src: src, r: r}
-	h.src.txn(1, 1)
+	h.src.Txn(1, 1)
 	h.run()
 	h.awaitCheckpoint("0-1-1")
 
 	ln.stop()
-	h.src.txn(2, 2)
+	h.src.Txn(2, 2)
 	const down = 3 * time.Second
 	stopped := time.Now()
 	deadline := stopped.Add(20 * time.Second)
@@ -200,8 +202,8 @@ func TestRelayOnKfakeBrokerRestart(t *testing.T) {
 	time.Sleep(down - time.Since(stopped)) // the broker stays down for down
 	ln.start(t)
 	h.awaitCheckpoint("0-1-2")
-	if got := h.read(kgo.ReadCommitted(), eventID(2)); len(got) != 2 {
-		t.Errorf("read committed %v, want %v", got, ids(1, 2))
+	if got := h.read(kgo.ReadCommitted(), pipelinetest.EventID(2)); len(got) != 2 {
+		t.Errorf("read committed %v, want %v", got, pipelinetest.IDs(1, 2))
 	}
 
 	var begins, ends, connWarns int

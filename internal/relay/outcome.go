@@ -52,12 +52,13 @@ func (r *Relay) checkOutcomes(o *outcomes, read *gtid.Set) error {
 }
 
 // sessionEnded records what a session that ended with err leaves known:
-// its last acknowledged commit, and a commit whose answer was lost.
-func (r *Relay) sessionEnded(o *outcomes, err error) {
-	if r.at.committed != nil {
-		o.acked = r.at.committed.Clone()
+// its last acknowledged commit (committed), and a commit whose answer was
+// lost (of pending).
+func (o *outcomes) sessionEnded(committed, pending *gtid.Set, err error) {
+	if committed != nil {
+		o.acked = committed.Clone()
 	}
-	if errors.Is(err, kafka.ErrCommitUnknown) && r.at.pending != nil {
-		o.unknown = r.at.pending.Clone()
+	if errors.Is(err, kafka.ErrCommitUnknown) && pending != nil {
+		o.unknown = pending.Clone()
 	}
 }

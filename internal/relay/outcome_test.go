@@ -45,7 +45,8 @@ func TestCheckOutcomes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &failures{}
-			r := &Relay{loop: loop{cfg: Config{Metrics: m, KafkaTimeout: time.Minute}, log: zerolog.Nop()}}
+			r := &Relay{cfg: Config{Metrics: m}, log: zerolog.Nop()}
+			r.cfg.KafkaTimeout = time.Minute
 			var o outcomes
 			if tc.acked != "" {
 				o.acked = set(tc.acked)
@@ -76,14 +77,13 @@ func TestCheckOutcomes(t *testing.T) {
 func TestSessionEndedKeepsTheLostAnswer(t *testing.T) {
 	acked, _ := gtid.Parse(gtid.MariaDB, "0-1-5")
 	pending, _ := gtid.Parse(gtid.MariaDB, "0-1-7")
-	r := &Relay{loop: loop{at: position{committed: acked, pending: pending}}}
 	var o outcomes
-	r.sessionEnded(&o, fmt.Errorf("%w: EndTxn: broker gone", kafka.ErrCommitUnknown))
+	o.sessionEnded(acked, pending, fmt.Errorf("%w: EndTxn: broker gone", kafka.ErrCommitUnknown))
 	if o.acked == nil || !o.acked.Equal(acked) || o.unknown == nil || !o.unknown.Equal(pending) {
 		t.Fatalf("outcomes %+v", o)
 	}
 	o = outcomes{}
-	r.sessionEnded(&o, errors.New("producing records: broker gone"))
+	o.sessionEnded(acked, pending, errors.New("producing records: broker gone"))
 	if o.unknown != nil {
 		t.Fatalf("a failure before the commit left an unknown outcome %v", o.unknown)
 	}

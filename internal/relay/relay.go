@@ -2,24 +2,29 @@ package relay
 
 import (
 	"context"
-	"errors"
 	"slices"
-	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/kafka"
-	"github.com/binlog-router/binlog-router/internal/route"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 )
 
 // Relay routes the outbox rows of one binlog source to Kafka: the loop
-// with the live checkpoint, plus what only the live router does: the
-// election, the retry of sessions, and where a session starts.
+// with the live checkpoint (pipeline.Live), plus what only the live
+// router does: the election, the retry of sessions, where a session
+// starts, the names of a fenced producer, Kafka outages, and the age of
+// the open Kafka transaction.
 type Relay struct {
-	loop
+	cfg    Config
+	log    zerolog.Logger
+	source pipeline.Source
+	loop   *pipeline.Loop // one session after another
+	outage *outage        // the Kafka outage, across sessions
 
 	// cluster reaches the brokers; startAt resolves --start without a
 	// checkpoint (checkpoint.StartAt on the source's server).
@@ -42,34 +47,31 @@ func New(cfg Config, reader *binlog.Reader) (*Relay, error) {
 }
 
 // newRelay returns a Relay reading from source and reaching the brokers of
-// cfg.Kafka; tests replace its kafka and startAt.
-func newRelay(cfg Config, source Source) (*Relay, error) {
+// cfg.Kafka; tests replace its cluster and startAt.
+func newRelay(cfg Config, source pipeline.Source) (*Relay, error) {
 	cfg.setDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	router, err := route.New(cfg.Route)
+	r := &Relay{cfg: cfg, source: source,
+		log: cfg.Logger.With().Str("component", "relay").Str("name", cfg.Name).Logger()}
+	r.outage = newOutage(r.log, cfg.Metrics)
+	loop, err := pipeline.NewLive(cfg.Config, pipeline.Live{
+		Name: cfg.Name, Source: cfg.Source, Version: cfg.Version,
+		ShutdownTimeout: cfg.ShutdownTimeout, Log: r.log,
+		Committed: r.outage.resumed, Fenced: r.fenced,
+	}, source)
 	if err != nil {
 		return nil, err
 	}
-	r := &Relay{loop: loop{cfg: cfg, source: source, router: router,
-		log: cfg.Logger.With().Str("component", "relay").Str("name", cfg.Name).Logger()}}
-	r.ts.limit = cfg.MaxBufferedRecords
-	r.outage = newOutage(r.log, cfg.Metrics)
+	r.loop = loop
 	// Every client of the relay reports its failed dials to the outage.
 	r.cfg.Kafka = append(slices.Clip(r.cfg.Kafka), kgo.WithHooks(r.outage))
-	r.cluster = brokers{cfg: &r.cfg, log: r.log, failed: r.ts.note}
+	r.cluster = brokers{cfg: &r.cfg, log: r.log, failed: loop.NoteRefused}
 	r.startAt = func(_ context.Context, start string) (*gtid.Set, error) {
 		return checkpoint.ResolveStart(start, source.Server())
 	}
 	return r, nil
-}
-
-// reset clears the state of a previous active period.
-func (r *Relay) reset() {
-	r.at, r.cur, r.events, r.commits = position{}, commitPoint{}, 0, 0
-	r.overran.Store(false)
-	r.ts.reset()
 }
 
 // Run routes until ctx is cancelled or a fatal error occurs. On
@@ -118,15 +120,14 @@ func (r *Relay) Run(ctx context.Context) error {
 // runActive routes as the active router: fence, load the checkpoint,
 // stream until ctx ends or an error.
 func (r *Relay) runActive(ctx context.Context) error {
-	r.reset()
+	r.loop.Reset()
 	sink, err := r.cluster.newSink()
 	if err != nil {
 		return err
 	}
 	out := reportTransactions(sink, r.cfg.Delivery == ExactlyOnce, r.cfg.Metrics)
-	r.out = out
 	defer func() {
-		// Nothing is waited for here: a stop waits in finish.
+		// Nothing is waited for here: a stop waits in the loop.
 		done, cancel := context.WithCancel(context.Background())
 		cancel()
 		_ = out.Close(done)
@@ -147,47 +148,16 @@ func (r *Relay) runActive(ctx context.Context) error {
 	if err := r.checkOutcomes(&r.known, start); err != nil {
 		return err
 	}
-	r.at.committed, r.at.pending = start, start.Clone()
-	r.ts.forget(func(g string) bool { return covers(start, g) })
-	r.at.layouts = nil
-	if cp != nil {
-		r.at.layouts = cp.Layouts
-	}
-	r.source.SetLayouts(r.at.layouts)
-	r.at.xa = preparedFrom(cp)
-	r.source.SetPrepared(r.at.xa)
-	r.cur.last = time.Now()
-	var resume binlog.Resume
-	if cp != nil && cp.TxnGTID != "" && cp.TxnRows > 0 {
-		resume = binlog.Resume{GTID: cp.TxnGTID, Rows: cp.TxnRows}
-		r.at.openGTID, r.at.openRows = cp.TxnGTID, cp.TxnRows
-		r.at.partial = true
-	}
 	server := r.source.Server()
 	ev := r.log.Info().Str("gtid_set", start.String()).Str("delivery", string(r.cfg.Delivery)).
 		Str("flavor", string(server.Flavor)).Str("server_version", server.Version)
-	if resume.GTID != "" {
-		ev.Str("txn_gtid", resume.GTID).Int("txn_rows", resume.Rows)
+	if cp != nil && cp.TxnGTID != "" && cp.TxnRows > 0 {
+		ev.Str("txn_gtid", cp.TxnGTID).Int("txn_rows", cp.TxnRows)
 	}
 	if cp != nil {
 		ev.Time("checkpoint_time", cp.Time).Msg("resuming from checkpoint")
 	} else {
 		ev.Str("start", r.cfg.Start).Msg("no checkpoint stored; starting")
 	}
-
-	readCtx, stopReading := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopReading()
-	q := binlog.NewQueue(r.cfg.QueueRows, r.cfg.QueueBytes)
-	readErr := make(chan error, 1)
-	go func() { readErr <- r.source.RunResume(readCtx, start, resume, q) }()
-	err = r.run(ctx, q)
-	stopReading()
-	rerr := <-readErr
-	if errors.Is(err, binlog.ErrReaderStopped) {
-		err = nil
-		if rerr != nil {
-			err = &sourceError{rerr}
-		}
-	}
-	return err
+	return r.loop.RunSession(ctx, out, start, cp)
 }

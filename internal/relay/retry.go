@@ -11,6 +11,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 )
 
 // runRetrying runs active sessions, starting a new one (new producer,
@@ -26,10 +27,10 @@ func (r *Relay) runRetrying(ctx context.Context) error {
 	r.known = outcomes{}
 	for {
 		err := r.runActive(ctx)
-		r.sessionEnded(&r.known, err)
-		worked = worked || r.commits > 0
+		r.known.sessionEnded(r.loop.Committed(), r.loop.Pending(), err)
+		worked = worked || r.loop.Commits() > 0
 		if errors.Is(err, kerr.InvalidTimestamp) && ctx.Err() == nil {
-			if n := r.ts.judge(ctx, r.cfg.Kafka, time.Now()); n > 0 {
+			if n := r.loop.JudgeRefused(ctx, r.cfg.Kafka, time.Now()); n > 0 {
 				r.log.Warn().Err(err).Int("rows", n).Str("on_invalid", string(r.cfg.OnInvalid)).
 					Msg("the brokers refused record timestamps; resuming from the committed checkpoint to handle those rows as row errors")
 				continue
@@ -43,7 +44,7 @@ func (r *Relay) runRetrying(ctx context.Context) error {
 		if err == nil || ctx.Err() != nil || !(retriable(err) || worked && closedAtOnce(err)) {
 			return err
 		}
-		if r.commits > 0 {
+		if r.loop.Commits() > 0 {
 			failingSince, backoff = time.Time{}, 250*time.Millisecond
 		}
 		if failingSince.IsZero() {
@@ -76,9 +77,9 @@ func (r *Relay) runRetrying(ctx context.Context) error {
 // lost connections itself while it streams; any other error it stops with
 // is final.
 func retriable(err error) bool {
-	var se *sourceError
+	var se *pipeline.SourceError
 	if errors.As(err, &se) {
-		return binlog.ConnectionLost(se.err)
+		return binlog.ConnectionLost(se.Err)
 	}
 	return retriableKafka(err)
 }
@@ -97,7 +98,7 @@ func retriableKafka(err error) bool {
 		return true // the broker aborted it; a new session resumes
 	case errors.Is(err, kafka.ErrUnsettled), errors.Is(err, ErrCheckpointBehind):
 		return true // the next session reads the checkpoint again, until KafkaTimeout
-	case errors.Is(err, ErrFenced), errors.Is(err, ErrShutdownTimeout), errors.Is(err, ErrKafkaStalled):
+	case errors.Is(err, ErrFenced), errors.Is(err, pipeline.ErrShutdownTimeout), errors.Is(err, pipeline.ErrKafkaStalled):
 		return false
 	}
 	return kafka.Retriable(err)

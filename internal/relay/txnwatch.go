@@ -7,20 +7,21 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 )
 
-// reportingSink passes every call on to a Sink and reports its open Kafka
+// reportingSink passes every call on to a pipeline.Sink and reports its open Kafka
 // transaction (exactly-once) to Metrics (KafkaTransaction) when one
 // begins or ends, so that the transaction's age can be read while the
 // relay goroutine is blocked in a commit.
 type reportingSink struct {
-	Sink
+	pipeline.Sink
 	transactional bool
 	m             Metrics
 	began         time.Time // when the open transaction began; zero: none open
 }
 
-func reportTransactions(s Sink, transactional bool, m Metrics) *reportingSink {
+func reportTransactions(s pipeline.Sink, transactional bool, m Metrics) *reportingSink {
 	return &reportingSink{Sink: s, transactional: transactional, m: m}
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 )
 
 // txnMetrics records what KafkaTransaction was last told.
@@ -35,7 +37,7 @@ func TestRelayReportsOpenTransaction(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := &txnMetrics{}
 		h := newHarness(t, func(c *Config) { c.Metrics = m })
-		h.src.txn(1, 1, 2, 3)
+		h.src.Txn(1, 1, 2, 3)
 		h.run()
 		h.committedIDs(3)
 		h.settle()
@@ -43,10 +45,10 @@ func TestRelayReportsOpenTransaction(t *testing.T) {
 			t.Fatalf("after one committed transaction of 3 records: began %v after %d reports, want none open after 2 (begin, commit)", began, n)
 		}
 
-		h.kafka.mu.Lock()
-		h.kafka.stallFlush = true
-		h.kafka.mu.Unlock()
-		h.src.txn(2, 4, 5)
+		h.kafka.Mu.Lock()
+		h.kafka.StallFlush = true
+		h.kafka.Mu.Unlock()
+		h.src.Txn(2, 4, 5)
 		h.settle()
 		began, _ := m.open()
 		if began.IsZero() {
@@ -56,7 +58,7 @@ func TestRelayReportsOpenTransaction(t *testing.T) {
 		if age := time.Since(began); age < h.r.cfg.ShutdownTimeout/4 {
 			t.Fatalf("stuck transaction's age %s, want at least %s", age, h.r.cfg.ShutdownTimeout/4)
 		}
-		mustIs(t, h.stop(), ErrShutdownTimeout) // aborts it
+		mustIs(t, h.stop(), pipeline.ErrShutdownTimeout) // aborts it
 		if began, _ := m.open(); !began.IsZero() {
 			t.Fatalf("aborted transaction still reported open since %v", began)
 		}
@@ -68,7 +70,7 @@ func TestRelayReportsNoTransactionAtLeastOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := &txnMetrics{}
 		h := newHarness(t, func(c *Config) { c.Metrics, c.Delivery = m, AtLeastOnce })
-		h.src.txn(1, 1, 2)
+		h.src.Txn(1, 1, 2)
 		h.run()
 		h.committedIDs(2)
 		mustNoError(t, "stop", h.stop())

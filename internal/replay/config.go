@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/gtid"
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -37,9 +37,9 @@ type Config struct {
 	// topics), not to DeadLetterTopic.
 	TopicPrefix string
 	// OnInvalid is what a row that cannot be routed does, as in the
-	// relay: stop the replay (relay.InvalidFail, the default) or go to
-	// DeadLetterTopic (default relay.DefaultDeadLetterTopic).
-	OnInvalid       relay.InvalidPolicy
+	// live router: stop the replay (pipeline.InvalidFail, the default) or
+	// go to DeadLetterTopic (default pipeline.DefaultDeadLetterTopic).
+	OnInvalid       pipeline.InvalidPolicy
 	DeadLetterTopic string
 
 	// DryRun writes each record as a JSON line to Out (default
@@ -55,44 +55,44 @@ type Config struct {
 	TransactionalID string
 	// CommitRecords: a Kafka transaction is committed at the first binlog
 	// transaction boundary after this many records, or earlier by the
-	// relay's other rules (relay.DefaultCommitInterval, an idle reader).
-	// Default relay.DefaultCommitRecords.
+	// loop's other rules (pipeline.DefaultCommitInterval, an idle reader).
+	// Default pipeline.DefaultCommitRecords.
 	CommitRecords int
 	// TransactionTimeout is the Kafka transaction timeout. Default
-	// relay.DefaultTransactionTimeout.
+	// pipeline.DefaultTransactionTimeout.
 	TransactionTimeout time.Duration
 	// ProducerLimits bound the producer as in the relay; zero values take
-	// the relay's defaults (relay.ProducerLimits.OrDefaults).
-	relay.ProducerLimits
+	// pipeline's defaults (pipeline.ProducerLimits.OrDefaults).
+	pipeline.ProducerLimits
 	// AutoCreateTopics lets the client ask the brokers to create missing
 	// topics.
 	AutoCreateTopics bool
 	// QueueRows and QueueBytes bound what the reader decodes ahead of the
-	// producer. Defaults relay.DefaultQueueRows and DefaultQueueBytes.
+	// producer. Defaults pipeline.DefaultQueueRows and DefaultQueueBytes.
 	QueueRows  int
 	QueueBytes int
 
 	Logger zerolog.Logger
 }
 
-// setDefaults sets every field left zero to its default: the relay's
+// setDefaults sets every field left zero to its default: pipeline's
 // Default constants, as the live router's.
 func (c *Config) setDefaults() {
 	if c.Out == nil {
 		c.Out = io.Discard
 	}
 	if c.CommitRecords <= 0 {
-		c.CommitRecords = relay.DefaultCommitRecords
+		c.CommitRecords = pipeline.DefaultCommitRecords
 	}
 	if c.TransactionTimeout <= 0 {
-		c.TransactionTimeout = relay.DefaultTransactionTimeout
+		c.TransactionTimeout = pipeline.DefaultTransactionTimeout
 	}
 	c.ProducerLimits = c.ProducerLimits.OrDefaults()
 	if c.QueueRows <= 0 {
-		c.QueueRows = relay.DefaultQueueRows
+		c.QueueRows = pipeline.DefaultQueueRows
 	}
 	if c.QueueBytes <= 0 {
-		c.QueueBytes = relay.DefaultQueueBytes
+		c.QueueBytes = pipeline.DefaultQueueBytes
 	}
 }
 
@@ -124,16 +124,14 @@ func (c *Config) validate() error {
 	return errors.Join(errs...)
 }
 
-// loopConfig is the relay loop's configuration of the replay: the relay's
+// loopConfig is the loop's configuration of the replay: pipeline's
 // defaults for what the replay does not set.
-func (c *Config) loopConfig() relay.Config {
-	return relay.Config{
-		Kafka:              c.Kafka,
+func (c *Config) loopConfig() pipeline.Config {
+	return pipeline.Config{
 		Route:              c.Route,
-		Cadence:            relay.Cadence{CommitRecords: c.CommitRecords},
+		Cadence:            pipeline.Cadence{CommitRecords: c.CommitRecords},
 		TransactionTimeout: c.TransactionTimeout,
 		ProducerLimits:     c.ProducerLimits,
-		AutoCreateTopics:   &c.AutoCreateTopics,
 		QueueRows:          c.QueueRows,
 		QueueBytes:         c.QueueBytes,
 		OnInvalid:          c.OnInvalid,

@@ -25,8 +25,8 @@
 //
 // # What consumers see
 //
-// A replay is a pass of the relay's own loop (relay.RunPass): the range's
-// bounds decide which transactions it routes and where it ends, and every
+// A replay is a pass of the live router's loop (pipeline.RunPass): the
+// range's bounds decide which transactions it routes and where it ends, and every
 // row is routed as the live router routes it. Each row becomes exactly the
 // record the live router produces (route.Router.Route: same key, value,
 // headers with the original id and binlog_gtid, same timestamp), to the
@@ -37,8 +37,8 @@
 // in Kafka transactions of a transactional id of the replay's own (never
 // the router's, so a running router is not fenced): a kafka.Session that
 // writes no checkpoint. They are committed at binlog transaction
-// boundaries only, by the relay's cadence (at most CommitRecords records,
-// or relay.DefaultCommitInterval old, or when the reader has nothing
+// boundaries only, by the live router's cadence (at most CommitRecords
+// records, or pipeline.DefaultCommitInterval old, or when the reader has nothing
 // ready) and at the end: a read_committed consumer sees whole binlog
 // transactions, never part of one. Replay never reads or writes the
 // router's checkpoint.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/kafka"
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -74,7 +74,7 @@ type printer struct {
 	partitions map[string]int // topic -> partition count, 0 = no such topic
 }
 
-var _ relay.Sink = (*printer)(nil)
+var _ pipeline.Sink = (*printer)(nil)
 
 func newPrinter(cfg *Config, out io.Writer) (*printer, error) {
 	// No kgo.AllowAutoTopicCreation: looking at a topic must not create it.

@@ -13,7 +13,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/kafka"
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
@@ -29,7 +29,7 @@ type fakeSink struct {
 	checkpts  int      // commits that were given a checkpoint
 }
 
-var _ relay.Sink = (*fakeSink)(nil)
+var _ pipeline.Sink = (*fakeSink)(nil)
 
 func (f *fakeSink) Open(context.Context) (*checkpoint.Checkpoint, error) { return nil, nil }
 func (f *fakeSink) Limit(context.Context, string) (kafka.Limit, error) {
@@ -42,7 +42,7 @@ func (f *fakeSink) Produce(_ context.Context, rec *kgo.Record) error {
 			id = string(h.Value)
 		}
 	}
-	if rec.Topic == relay.DefaultDeadLetterTopic {
+	if rec.Topic == pipeline.DefaultDeadLetterTopic {
 		id = "dead:" + id
 	}
 	f.added = append(f.added, id)
@@ -67,7 +67,7 @@ type scriptSource struct {
 	script func(ctx context.Context, q *binlog.Queue) error
 }
 
-var _ relay.Source = (*scriptSource)(nil)
+var _ pipeline.Source = (*scriptSource)(nil)
 
 func (s *scriptSource) Server() *binlog.Server {
 	return &binlog.Server{Flavor: gtid.MariaDB, Executed: gtid.New(gtid.MariaDB), Purged: gtid.New(gtid.MariaDB)}
@@ -110,7 +110,7 @@ func row(t *binlog.Txn, n int) binlog.OutboxRow {
 		AggregateID: []byte("a"), EventType: []byte("E"), Payload: []byte(`{}`)}
 }
 
-// testPass is a replay of the range up to to (or toTime) over the relay's
+// testPass is a replay of the range up to to (or toTime) over the live router's
 // loop, into a fakeSink; queueRows bounds the batches the loop takes.
 type testPass struct {
 	cfg    Config
@@ -199,13 +199,13 @@ func TestReplayLoopDeadLetters(t *testing.T) {
 	t1 := &binlog.Txn{GTID: "0-1-1", Time: t0}
 	big := row(t1, 2)
 	big.Payload = []byte(`{"pad":"` + string(slices.Repeat([]byte("x"), 4096)) + `"}`)
-	for _, policy := range []relay.InvalidPolicy{relay.InvalidFail, relay.InvalidDeadLetter} {
+	for _, policy := range []pipeline.InvalidPolicy{pipeline.InvalidFail, pipeline.InvalidDeadLetter} {
 		t.Run(string(policy), func(t *testing.T) {
 			p := newTestPass(t, "0-1-1", time.Time{}, 100, 100)
 			p.cfg.OnInvalid = policy
 			p.out.limit = 2048
 			err := p.run(t, queue(row(t1, 1), big, row(t1, 3), t1))
-			if policy == relay.InvalidFail {
+			if policy == pipeline.InvalidFail {
 				if err == nil || len(p.out.committed) != 0 {
 					t.Fatalf("err %v, committed %v: the row over the topic's limit stops the replay, nothing of its transaction committed", err, p.out.committed)
 				}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/kafka"
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 )
 
 // Summary says what a replay did.
@@ -43,7 +43,7 @@ func Run(ctx context.Context, cfg Config, reader *binlog.Reader) (Summary, error
 		sum.Reason = string(b.reason()) + " (nothing after --from-gtid)"
 		return sum, nil
 	}
-	var out relay.Sink
+	var out pipeline.Sink
 	if cfg.DryRun {
 		out, err = newPrinter(&cfg, cfg.Out)
 	} else {
@@ -63,11 +63,11 @@ func Run(ctx context.Context, cfg Config, reader *binlog.Reader) (Summary, error
 	return sum, fmt.Errorf("replay stopped after committing up to %q (replay from there to continue): %w", sum.Committed, err)
 }
 
-// pass runs the relay's loop over the range of b, reading from source
+// pass runs the live router's loop over the range of b, reading from source
 // and producing into out (open), and keeps sum up to date.
-func pass(ctx context.Context, cfg *Config, source relay.Source, out relay.Sink, b *bounds, sum *Summary) error {
-	spec := relay.PassSpec{TopicPrefix: cfg.TopicPrefix, RowErrorHint: rowErrorHint}
-	return relay.RunPass(ctx, cfg.loopConfig(), spec, source, cfg.From, out, &rangePass{bounds: b, sum: sum})
+func pass(ctx context.Context, cfg *Config, source pipeline.Source, out pipeline.Sink, b *bounds, sum *Summary) error {
+	spec := pipeline.PassSpec{TopicPrefix: cfg.TopicPrefix, RowErrorHint: rowErrorHint}
+	return pipeline.RunPass(ctx, cfg.loopConfig(), spec, source, cfg.From, out, &rangePass{bounds: b, sum: sum})
 }
 
 // rowErrorHint is the fix named when a row cannot be routed.
@@ -78,7 +78,7 @@ const rowErrorHint = "replay stops at a row it cannot route: give it the router'
 // fences a previous producer with the same id and aborts its open
 // transaction; the ids of replays are their own, so no router is
 // affected.
-func openShadow(ctx context.Context, cfg *Config) (relay.Sink, error) {
+func openShadow(ctx context.Context, cfg *Config) (pipeline.Sink, error) {
 	log := cfg.Logger.With().Str("transactional_id", cfg.TransactionalID).Logger()
 	s, err := kafka.NewSession(kafka.SessionConfig{
 		Producer: kafka.Config{
@@ -107,7 +107,7 @@ func openShadow(ctx context.Context, cfg *Config) (relay.Sink, error) {
 	return s, nil
 }
 
-// rangePass is the replay's relay.Pass: the bounds of the range, and the
+// rangePass is the replay's pipeline.Pass: the bounds of the range, and the
 // Summary of what is committed.
 type rangePass struct {
 	bounds  *bounds
@@ -116,19 +116,19 @@ type rangePass struct {
 	txns    int     // transactions of the range left since the last commit
 }
 
-func (p *rangePass) Enter(t *binlog.Txn) (relay.Verdict, error) {
+func (p *rangePass) Enter(t *binlog.Txn) (pipeline.Verdict, error) {
 	v, err := p.bounds.enter(t.GTID, t.Time)
 	if err != nil {
-		return relay.Skip, err
+		return pipeline.Skip, err
 	}
 	p.verdict = v
 	switch v {
 	case include:
-		return relay.Include, nil
+		return pipeline.Include, nil
 	case stop:
-		return relay.EndBefore, nil
+		return pipeline.EndBefore, nil
 	}
-	return relay.Skip, nil
+	return pipeline.Skip, nil
 }
 
 func (p *rangePass) Leave(t *binlog.Txn) (bool, error) {

@@ -26,7 +26,7 @@ var owners = []struct {
 	{"github.com/twmb/franz-go/pkg/kfake", []string{"internal/devenv", "test/kfakeserver"},
 		"the in-process fake broker is for tests, the demo and the benchmark"},
 	{"github.com/twmb/franz-go/", []string{"cmd/", "internal/checkpoint", "internal/config", "internal/devenv",
-		"internal/acl", "internal/cetest", "internal/inboxtest", "internal/logging", "internal/metrics", "internal/relay", "internal/replay", "internal/recovery", "internal/route",
+		"internal/acl", "internal/cetest", "internal/inboxtest", "internal/logging", "internal/metrics", "internal/pipeline", "internal/relay", "internal/replay", "internal/recovery", "internal/route",
 		"internal/kafka", "internal/validate", "inbox", "test/"},
 		"binlog decoding, GTID sets, the outbox schema and the public writer know nothing of Kafka"},
 	{"github.com/santhosh-tekuri/jsonschema/", []string{"internal/contract"},
@@ -84,30 +84,32 @@ const module = "github.com/binlog-router/binlog-router/"
 // examples/ may import anything. A package missing here fails the test:
 // give a new package its layer.
 var layers = map[string]int{
-	"internal/acl":        0,
-	"internal/gtid":       0,
-	"internal/schema":     0,
-	"internal/logging":    0,
-	"internal/metrics":    0,
-	"internal/devenv":     0,
-	"internal/cetest":     0,
-	"internal/inboxtest":  1, // above internal/devenv; tests only
-	"internal/repo":       0,
-	"internal/binlog":     1,
-	"internal/contract":   1,
-	"internal/route":      2,
-	"internal/checkpoint": 2,
-	"internal/kafka":      3,
-	"internal/prune":      3,
-	"internal/relay":      4,
-	"internal/recovery":   4,
-	"internal/replay":     5,
-	"internal/validate":   5,
-	"internal/config":     6,
-	"cmd/binlog-router":   7,
-	"outbox":              1, // above internal/schema only
-	"inbox":               0,
-	"deploy":              0, // the alerting rules and dashboard, embedded
+	"internal/acl":                   0,
+	"internal/gtid":                  0,
+	"internal/schema":                0,
+	"internal/logging":               0,
+	"internal/metrics":               0,
+	"internal/devenv":                0,
+	"internal/cetest":                0,
+	"internal/inboxtest":             1, // above internal/devenv; tests only
+	"internal/repo":                  0,
+	"internal/binlog":                1,
+	"internal/contract":              1,
+	"internal/route":                 2,
+	"internal/checkpoint":            2,
+	"internal/kafka":                 3,
+	"internal/prune":                 3,
+	"internal/pipeline":              4,
+	"internal/pipeline/pipelinetest": 4, // tests only: the fakes of the loop's and the relay's tests
+	"internal/relay":                 5,
+	"internal/recovery":              4,
+	"internal/replay":                5,
+	"internal/validate":              5,
+	"internal/config":                6,
+	"cmd/binlog-router":              7,
+	"outbox":                         1, // above internal/schema only
+	"inbox":                          0,
+	"deploy":                         0, // the alerting rules and dashboard, embedded
 }
 
 func TestImportsGoDown(t *testing.T) {

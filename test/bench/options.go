@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 )
 
 // options are the sizes and switches of one benchmark run. Every size has
@@ -53,7 +53,7 @@ func defaultOptions() options {
 		OtherTxnPct:  20,
 		Loaders:      4,
 		TxnsPerExec:  20,
-		CommitEvery:  relay.DefaultCommitRecords,
+		CommitEvery:  pipeline.DefaultCommitRecords,
 		LiveRates:    []int{1000, 10000},
 		LiveDuration: 20 * time.Second,
 		LiveWarmup:   5 * time.Second,

@@ -1,4 +1,4 @@
-package relay
+package pipeline
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/gtid"
-	"github.com/binlog-router/binlog-router/internal/route"
 )
 
 // Verdict is a Pass's decision on one binlog transaction.
@@ -19,11 +18,11 @@ const (
 	EndBefore                // the pass ends before it: commit what came before and return
 )
 
-// Pass is a run of the loop that is not the live relay: a replay. It
+// Pass is a run of the loop that is not the live router: a replay. It
 // writes no checkpoint, never commits inside a binlog transaction, has no
 // graceful stop (the end of its context aborts the open Kafka
 // transaction), and routes the transactions it includes exactly as the
-// relay does (per-topic batch limits, dead letters). The loop calls its
+// live router does (per-topic batch limits, dead letters). The loop calls its
 // methods from one goroutine, in binlog order.
 type Pass interface {
 	// Enter is called once for each binlog transaction, before its
@@ -47,42 +46,36 @@ type PassSpec struct {
 	// dead-letter topic); a topic that is then invalid stops the pass.
 	TopicPrefix string
 	// RowErrorHint is the fix named when a row cannot be routed and
-	// Config.OnInvalid is InvalidFail; "" names the relay's.
+	// Config.OnInvalid is InvalidFail; "" names the live router's.
 	RowErrorHint string
 }
 
 // RunPass runs the loop as pass p: it reads source after from, routes the
-// rows of the transactions p includes by cfg (Config.Route, Cadence,
-// TransactionTimeout, KafkaTimeout, OnInvalid, DeadLetterTopic, QueueRows,
-// QueueBytes, Logger, Metrics; zero values take the relay's defaults)
-// and spec, and produces them into out, which the caller has opened and
-// whose Commit must write no checkpoint (kafka.SessionConfig.NoCheckpoint,
-// or a dry run's sink). It returns nil once p ended the pass and
-// everything before its end is committed and acknowledged; otherwise the
-// first error, after aborting the open Kafka transaction: the source's
-// own when it stopped, ctx's when ctx ended. It closes out.
+// rows of the transactions p includes by cfg (zero values take the
+// defaults) and spec, and produces them into out, which the caller has
+// opened and whose Commit must write no checkpoint
+// (kafka.SessionConfig.NoCheckpoint, or a dry run's sink). It returns nil
+// once p ended the pass and everything before its end is committed and
+// acknowledged; otherwise the first error, after aborting the open Kafka
+// transaction: the source's own when it stopped, ctx's when ctx ended. It
+// closes out.
 func RunPass(ctx context.Context, cfg Config, spec PassSpec, source Source, from *gtid.Set, out Sink, p Pass) error {
 	defer func() {
 		done, cancel := context.WithCancel(context.Background())
 		cancel()
 		_ = out.Close(done) // the loop waited in finish; nothing is waited for here
 	}()
-	cfg.setDefaults()
-	if err := cfg.validate(); err != nil {
-		return err
-	}
-	router, err := route.New(cfg.Route)
+	l, err := newLoop(cfg, source, cfg.Logger)
 	if err != nil {
 		return err
 	}
-	l := &loop{cfg: cfg, source: source, router: router, log: cfg.Logger, out: out, pass: p, passSpec: spec}
-	l.ts.limit = cfg.MaxBufferedRecords
+	l.out, l.pass, l.passSpec = out, p, spec
 	l.at.committed, l.at.pending = from.Clone(), from.Clone()
 	l.cur.last = time.Now()
 
 	readCtx, stopReading := context.WithCancel(ctx)
 	defer stopReading()
-	q := binlog.NewQueue(cfg.QueueRows, cfg.QueueBytes)
+	q := binlog.NewQueue(l.cfg.QueueRows, l.cfg.QueueBytes)
 	readErr := make(chan error, 1)
 	go func() { readErr <- source.RunResume(readCtx, from, binlog.Resume{}, q) }()
 	err = l.run(ctx, q)

@@ -1,4 +1,4 @@
-package relay
+package pipeline
 
 import (
 	"encoding/json"

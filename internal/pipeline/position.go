@@ -1,4 +1,4 @@
-package relay
+package pipeline
 
 import (
 	"time"
@@ -8,7 +8,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
-// position is where the relay stands in the binlog: what the stored
+// position is where the loop stands in the binlog: what the stored
 // checkpoint covers, what a checkpoint written now would cover, and the
 // binlog transaction whose rows are being produced.
 type position struct {

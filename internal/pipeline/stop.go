@@ -1,4 +1,4 @@
-package relay
+package pipeline
 
 import (
 	"context"
@@ -31,20 +31,20 @@ type stop struct {
 // closes cut half ShutdownTimeout later and calls cancelWork with
 // ErrShutdownTimeout ShutdownTimeout later. end releases the watch and
 // its timers; call it when the loop returns.
-func (r *loop) watchStop(ctx context.Context, cancelWork context.CancelCauseFunc) (st *stop, end func()) {
+func (l *Loop) watchStop(ctx context.Context, cancelWork context.CancelCauseFunc) (st *stop, end func()) {
 	st = &stop{asked: ctx.Done(), cut: make(chan struct{})}
-	timeout := r.cfg.ShutdownTimeout
+	timeout := l.live.ShutdownTimeout
 	unwatch := context.AfterFunc(ctx, func() {
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		if st.ended {
 			return
 		}
-		r.log.Info().Dur("shutdown_timeout", timeout).Msg("stopping: finishing the current transaction")
+		l.log.Info().Dur("shutdown_timeout", timeout).Msg("stopping: finishing the current transaction")
 		st.timers = append(st.timers,
 			time.AfterFunc(timeout/2, func() { close(st.cut) }),
 			time.AfterFunc(timeout, func() {
-				r.overran.Store(true)
+				l.overran.Store(true)
 				cancelWork(fmt.Errorf("%w (%s, --shutdown-timeout): the open Kafka transaction was aborted; the next start resumes from the last committed checkpoint", ErrShutdownTimeout, timeout))
 			}))
 	})
@@ -79,7 +79,7 @@ func (s *stop) halfway() bool {
 	}
 }
 
-// stopDue reports whether the relay stops here, before its next row, with
+// stopDue reports whether the loop stops here, before its next row, with
 // a last commit (finish): a stop was asked, and no binlog transaction has
 // rows produced and not covered by pending (a transaction boundary, or a
 // transaction none of whose outbox rows was produced yet), or one has, the
@@ -87,17 +87,17 @@ func (s *stop) halfway() bool {
 // inside it (its GTID). It is asked before every row and after every
 // batch, so a stop is acted on between any two commits, also inside a
 // batch.
-func (r *loop) stopDue(st *stop) bool {
+func (l *Loop) stopDue(st *stop) bool {
 	if !st.requested() {
 		return false
 	}
-	if r.at.openRows == 0 {
+	if l.at.openRows == 0 {
 		return true
 	}
-	if r.at.openGTID == "" || !st.halfway() {
+	if l.at.openGTID == "" || !st.halfway() {
 		return false
 	}
-	r.log.Info().Str("txn_gtid", r.at.openGTID).Int("txn_rows", r.at.openRows).
+	l.log.Info().Str("txn_gtid", l.at.openGTID).Int("txn_rows", l.at.openRows).
 		Msg("stopping inside a binlog transaction: committing it as far as it was produced; the next start resumes inside it")
 	return true
 }

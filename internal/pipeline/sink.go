@@ -1,4 +1,4 @@
-package relay
+package pipeline
 
 import (
 	"context"
@@ -13,8 +13,9 @@ import (
 // (exactly-once) or idempotent (at-least-once), the topics' record batch
 // limits, and the checkpoint topic. *kafka.Session is the implementation
 // (for a pass, one with NoCheckpoint; a dry run's sink prints instead of
-// producing); the relay's unit tests wrap it or use a small fake. Its
-// methods are called from the loop's goroutine only.
+// producing); pipelinetest.Sink is the loop's and the relay's tests'
+// session in memory. Its methods are called from the loop's goroutine
+// only.
 type Sink interface {
 	// Open starts the session and returns the router's last committed
 	// checkpoint, or nil when none is stored. Once it returns nil error,

@@ -1,4 +1,4 @@
-package relay
+package pipeline
 
 import (
 	"context"
@@ -8,9 +8,10 @@ import (
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
-// Source is the binlog side of the relay: where whole committed
+// Source is the binlog side of the loop: where whole committed
 // transactions come from, in binlog order. *binlog.Reader is the
-// implementation; the relay's unit tests use a fake.
+// implementation; pipelinetest.Source is the loop's and the relay's tests'
+// binlog in memory.
 type Source interface {
 	// Server describes the source server as read when the source was
 	// opened: its flavour, server id and UUID (recorded in checkpoints)
@@ -44,10 +45,3 @@ type Source interface {
 }
 
 var _ Source = (*binlog.Reader)(nil)
-
-// sourceError marks the error with which the Source stopped, so that the
-// retry loop judges it as the source's, not as Kafka's.
-type sourceError struct{ err error }
-
-func (e *sourceError) Error() string { return e.err.Error() }
-func (e *sourceError) Unwrap() error { return e.err }

@@ -1,4 +1,4 @@
-package relay
+package pipeline
 
 import (
 	"context"
@@ -23,22 +23,24 @@ var ErrKafkaStalled = errors.New("kafka accepted no commit")
 // --shutdown-timeout: the open Kafka transaction was aborted.
 var ErrShutdownTimeout = errors.New("stopping took longer than the shutdown timeout")
 
-// loop moves batches from a binlog queue through the router into a Sink
+// Loop moves batches from a binlog queue through the router into a Sink
 // and commits them. It is one loop with two commit policies: the live
-// relay's, where every commit writes the checkpoint that covers it (the
-// Relay), and a pass's, which writes none and ends where its Pass says
-// (RunPass: a replay, into a shadow session or a dry run). Both route a
-// row the same way: per-topic batch limits, dead letters, refused
-// timestamps.
-type loop struct {
+// router's, where every commit writes the checkpoint that covers it
+// (Live, NewLive, RunSession), and a pass's, which writes none and ends
+// where its Pass says (RunPass: a replay, into a shadow session or a dry
+// run). Both route a row the same way: per-topic batch limits, dead
+// letters, refused timestamps. A Loop is used from one goroutine.
+type Loop struct {
 	cfg    Config
 	source Source
 	router *route.Router
 	log    zerolog.Logger
 	out    Sink // the session's Kafka side (or a dry run's printer)
 
+	// live is the live router's commit policy; nil for a pass.
+	live *Live
 	// pass, when set, decides which binlog transactions are routed and
-	// where the loop ends; nil for the live relay.
+	// where the loop ends; nil for the live router.
 	pass     Pass
 	passSpec PassSpec
 
@@ -47,10 +49,21 @@ type loop struct {
 	overran  atomic.Bool // the stop passed ShutdownTimeout
 	commits  int         // commit points in this session
 	progress func()      // called when Kafka took a commit or nothing waits
-	outage   *outage     // the live relay's Kafka outage, nil for a pass
 	events   uint64      // records produced in this session
 
 	ts timestampGuard // rows whose record timestamps the brokers refused
+}
+
+// newLoop returns a loop of cfg (defaults applied) over source.
+func newLoop(cfg Config, source Source, log zerolog.Logger) (*Loop, error) {
+	cfg = cfg.WithDefaults()
+	router, err := route.New(cfg.Route)
+	if err != nil {
+		return nil, err
+	}
+	l := &Loop{cfg: cfg, source: source, router: router, log: log}
+	l.ts.limit = cfg.MaxBufferedRecords
+	return l, nil
 }
 
 // run moves batches from the reader into Kafka until ctx is cancelled
@@ -58,40 +71,40 @@ type loop struct {
 // into a binlog transaction inside it, and commits: see stop) or an
 // error. A pass has no graceful stop: the end of ctx aborts it, and it
 // returns nil, committed, where its Pass ends it.
-func (r *loop) run(ctx context.Context, q *binlog.Queue) error {
+func (l *Loop) run(ctx context.Context, q *binlog.Queue) error {
 	// Producing must outlive the cancellation of ctx to finish the open
 	// transaction; work is cancelled only when the shutdown deadline passes.
 	// A pass is never asked to stop (its stop's channels are nil).
 	work, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
 	st, endStop := &stop{}, func() {}
-	if r.pass == nil {
-		st, endStop = r.watchStop(ctx, cancelWork)
+	if l.pass == nil {
+		st, endStop = l.watchStop(ctx, cancelWork)
 	} else {
 		work, cancelWork = context.WithCancelCause(ctx)
 	}
 	defer cancelWork(nil)
 	defer endStop()
 	// Kafka that takes nothing for KafkaTimeout while work is pending stops
-	// the relay, even when it is blocked in Produce on a full buffer.
-	stall := time.AfterFunc(r.cfg.KafkaTimeout, func() {
-		cancelWork(fmt.Errorf("%w for %s (--kafka-timeout)", ErrKafkaStalled, r.cfg.KafkaTimeout))
+	// the loop, even when it is blocked in Produce on a full buffer.
+	stall := time.AfterFunc(l.cfg.KafkaTimeout, func() {
+		cancelWork(fmt.Errorf("%w for %s (--kafka-timeout)", ErrKafkaStalled, l.cfg.KafkaTimeout))
 	})
 	defer stall.Stop()
-	r.progress = func() { stall.Reset(r.cfg.KafkaTimeout) }
+	l.progress = func() { stall.Reset(l.cfg.KafkaTimeout) }
 	fail := func(err error) error {
 		if c := context.Cause(work); (errors.Is(c, ErrKafkaStalled) || errors.Is(c, ErrShutdownTimeout)) && !errors.Is(err, c) {
 			err = fmt.Errorf("%w (last error: %v)", c, err)
 		}
-		return r.fail(err)
+		return l.fail(err)
 	}
 	finish := func() error {
-		if err := r.finish(work); err != nil {
+		if err := l.finish(work); err != nil {
 			return fail(err)
 		}
 		return nil
 	}
 
-	tick := time.NewTicker(max(r.cfg.CommitInterval, 10*time.Millisecond))
+	tick := time.NewTicker(max(l.cfg.CommitInterval, 10*time.Millisecond))
 	defer tick.Stop()
 	linger := time.NewTimer(time.Hour)
 	linger.Stop()
@@ -100,7 +113,7 @@ func (r *loop) run(ctx context.Context, q *binlog.Queue) error {
 	for {
 		b, closed := q.Take()
 		if !b.Empty() {
-			stopped, err := r.handle(work, b, st)
+			stopped, err := l.handle(work, b, st)
 			if err != nil {
 				return fail(err)
 			}
@@ -110,42 +123,42 @@ func (r *loop) run(ctx context.Context, q *binlog.Queue) error {
 			q.Recycle(b)
 			// Under a backlog the reader is never idle: the count and the
 			// age bound the Kafka transaction.
-			if err := r.commitIf(work, r.dueCount() || r.dueTime()); err != nil {
+			if err := l.commitIf(work, l.dueCount() || l.dueTime()); err != nil {
 				return fail(err)
 			}
 			select {
 			case <-tick.C:
-				r.cfg.Metrics.Buffered(r.out.Buffered())
+				l.cfg.Metrics.Buffered(l.out.Buffered())
 			default:
 			}
-			if r.stopDue(st) {
+			if l.stopDue(st) {
 				return finish()
 			}
 			continue
 		}
 		if closed {
-			r.abortOn(binlog.ErrReaderStopped)
+			l.abortOn(binlog.ErrReaderStopped)
 			return binlog.ErrReaderStopped
 		}
 		// The reader has nothing ready: commit now rather than wait, or as
 		// soon as the linger since the last commit has passed.
-		if wait := r.lingerLeft(); wait > 0 && r.dueIdle() {
+		if wait := l.lingerLeft(); wait > 0 && l.dueIdle() {
 			linger.Reset(wait)
-		} else if err := r.commitIf(work, r.dueIdle()); err != nil {
+		} else if err := l.commitIf(work, l.dueIdle()); err != nil {
 			return fail(err)
 		}
-		if r.cur.records == 0 && r.cur.txns == 0 {
-			r.progress() // nothing waits for Kafka
+		if l.cur.records == 0 && l.cur.txns == 0 {
+			l.progress() // nothing waits for Kafka
 		}
-		if r.stopDue(st) {
+		if l.stopDue(st) {
 			return finish()
 		}
 		select {
 		case <-q.Ready():
 		case <-linger.C:
 		case <-tick.C:
-			r.cfg.Metrics.Buffered(r.out.Buffered())
-			if err := r.commitIf(work, r.dueTime()); err != nil {
+			l.cfg.Metrics.Buffered(l.out.Buffered())
+			if err := l.commitIf(work, l.dueTime()); err != nil {
 				return fail(err)
 			}
 		case <-asked:
@@ -153,7 +166,7 @@ func (r *loop) run(ctx context.Context, q *binlog.Queue) error {
 		case <-cut:
 			cut = nil
 		case <-work.Done():
-			return r.fail(context.Cause(work))
+			return l.fail(context.Cause(work))
 		}
 	}
 }
@@ -164,100 +177,100 @@ func (r *loop) run(ctx context.Context, q *binlog.Queue) error {
 // before the next row, inside a binlog transaction if need be; one that
 // is CommitInterval old before the first row of a binlog transaction.
 //
-// Before every row it asks stopDue: when the relay is to stop there, it
+// Before every row it asks stopDue: when the loop is to stop there, it
 // returns stopped true without handling the rest of the batch, which the
 // next start reads again; pending then covers exactly the rows produced.
-func (r *loop) handle(ctx context.Context, b binlog.Batch, st *stop) (stopped bool, err error) {
+func (l *Loop) handle(ctx context.Context, b binlog.Batch, st *stop) (stopped bool, err error) {
 	if b.Heartbeat {
-		r.cfg.Metrics.CaughtUp()
+		l.cfg.Metrics.CaughtUp()
 	}
 	done := 0 // b.Done[:done] are in pending
 	for i := range b.Rows {
 		row := &b.Rows[i]
-		if !r.sameOpen(row.Txn) {
+		if !l.sameOpen(row.Txn) {
 			// A new transaction: every transaction that ended before it is
 			// complete.
 			for done < len(b.Done) && !sameTxn(b.Done[done], row.Txn) {
-				over, err := r.end(b.Done[done])
+				over, err := l.end(b.Done[done])
 				if err != nil || over {
 					return over, err
 				}
 				done++
 			}
-			v, err := r.enter(row.Txn)
+			v, err := l.enter(row.Txn)
 			if err != nil || v == EndBefore {
 				return v == EndBefore, err
 			}
-			r.at.open, r.at.openGTID, r.at.openRows, r.at.skip = row.Txn, row.Txn.GTID, 0, v == Skip
+			l.at.open, l.at.openGTID, l.at.openRows, l.at.skip = row.Txn, row.Txn.GTID, 0, v == Skip
 		}
-		r.at.open = row.Txn
-		if r.at.skip {
+		l.at.open = row.Txn
+		if l.at.skip {
 			continue
 		}
-		if r.dueBeforeRow() {
-			if err := r.commit(ctx); err != nil {
+		if l.dueBeforeRow() {
+			if err := l.commit(ctx); err != nil {
 				return false, err
 			}
 		}
-		if r.stopDue(st) {
-			r.cfg.Metrics.Transactions(done)
+		if l.stopDue(st) {
+			l.cfg.Metrics.Transactions(done)
 			return true, nil
 		}
-		rec, err := r.record(ctx, row, row.Txn)
+		rec, err := l.record(ctx, row, row.Txn)
 		if err != nil {
 			return false, err
 		}
-		if err := r.produce(ctx, rec); err != nil {
+		if err := l.produce(ctx, rec); err != nil {
 			return false, err
 		}
-		r.at.openRows++
-		r.cfg.Metrics.Routed(rec.Topic, len(rec.Value))
+		l.at.openRows++
+		l.cfg.Metrics.Routed(rec.Topic, len(rec.Value))
 	}
 	for _, t := range b.Done[done:] {
-		over, err := r.end(t)
+		over, err := l.end(t)
 		if err != nil || over {
 			return over, err
 		}
 	}
 	if len(b.Done) > 0 {
-		r.at.binlogPos = b.Pos
-		r.cfg.Metrics.Transactions(len(b.Done))
+		l.at.binlogPos = b.Pos
+		l.cfg.Metrics.Transactions(len(b.Done))
 	}
-	r.at.partial = b.Open
+	l.at.partial = b.Open
 	return false, nil
 }
 
 // enter asks the pass about a transaction seen for the first time; the
-// live relay routes every transaction.
-func (r *loop) enter(t *binlog.Txn) (Verdict, error) {
-	if r.pass == nil {
+// live router routes every transaction.
+func (l *Loop) enter(t *binlog.Txn) (Verdict, error) {
+	if l.pass == nil {
 		return Include, nil
 	}
-	return r.pass.Enter(t)
+	return l.pass.Enter(t)
 }
 
 // end completes a transaction that ended, entering it first when it is
 // not the open one (it has no outbox rows), and reports whether the pass
 // is over after it.
-func (r *loop) end(t *binlog.Txn) (over bool, err error) {
-	if r.pass == nil {
-		r.complete(t)
+func (l *Loop) end(t *binlog.Txn) (over bool, err error) {
+	if l.pass == nil {
+		l.complete(t)
 		return false, nil
 	}
-	if !r.sameOpen(t) {
-		v, err := r.pass.Enter(t)
+	if !l.sameOpen(t) {
+		v, err := l.pass.Enter(t)
 		if err != nil || v == EndBefore {
 			return v == EndBefore, err
 		}
 	}
-	r.complete(t)
-	return r.pass.Leave(t)
+	l.complete(t)
+	return l.pass.Leave(t)
 }
 
 // sameOpen reports whether t is the open transaction (also when it was
 // read again after a reconnect or resumed from a checkpoint).
-func (r *loop) sameOpen(t *binlog.Txn) bool {
-	return t == r.at.open || (t.GTID != "" && t.GTID == r.at.openGTID)
+func (l *Loop) sameOpen(t *binlog.Txn) bool {
+	return t == l.at.open || (t.GTID != "" && t.GTID == l.at.openGTID)
 }
 
 // sameTxn: after a reconnect the reader reads an interrupted transaction
@@ -265,16 +278,16 @@ func (r *loop) sameOpen(t *binlog.Txn) bool {
 func sameTxn(a, b *binlog.Txn) bool { return a == b || a.GTID != "" && a.GTID == b.GTID }
 
 // complete moves the pending GTID set over a transaction that ended.
-func (r *loop) complete(t *binlog.Txn) {
-	t.AddTo(r.at.pending)
-	r.at.sourceTime = t.Time
-	r.at.layouts = t.Layouts
-	r.cur.txns++
+func (l *Loop) complete(t *binlog.Txn) {
+	t.AddTo(l.at.pending)
+	l.at.sourceTime = t.Time
+	l.at.layouts = t.Layouts
+	l.cur.txns++
 	if t.XA != nil {
-		r.at.xa = t.XA.List
+		l.at.xa = t.XA.List
 	}
-	if r.sameOpen(t) {
-		r.at.open, r.at.openGTID, r.at.openRows, r.at.skip = nil, "", 0, false
+	if l.sameOpen(t) {
+		l.at.open, l.at.openGTID, l.at.openRows, l.at.skip = nil, "", 0, false
 	}
 }
 
@@ -282,29 +295,29 @@ func (r *loop) complete(t *binlog.Txn) {
 // boundary, or inside a transaction with a GTID (a checkpoint can name
 // the position inside it; a pass writes none, so never), or before any
 // of its rows.
-func (r *loop) splittable() bool {
-	return !r.at.partial || r.at.openRows == 0 || r.at.openGTID != "" && r.pass == nil
+func (l *Loop) splittable() bool {
+	return !l.at.partial || l.at.openRows == 0 || l.at.openGTID != "" && l.pass == nil
 }
 
 // splitAge is the age at which an open Kafka transaction is committed
 // even inside a binlog transaction: half the transaction timeout, which
 // leaves the other half for the flush and EndTransaction before the
 // broker would abort it.
-func (r *loop) splitAge() time.Duration { return r.cfg.TransactionTimeout / 2 }
+func (l *Loop) splitAge() time.Duration { return l.cfg.TransactionTimeout / 2 }
 
 // record builds the record of one row: its routed record, or by policy
-// its dead-letter record, or an error that stops the relay. A record that
+// its dead-letter record, or an error that stops the loop. A record that
 // cannot fit in a batch of its topic (kafka.TopicLimits) is a row error.
-func (r *loop) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, error) {
-	rec, err := r.router.Route(row, txn)
-	if err == nil && r.passSpec.TopicPrefix != "" {
-		rec.Topic = r.passSpec.TopicPrefix + rec.Topic
+func (l *Loop) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, error) {
+	rec, err := l.router.Route(row, txn)
+	if err == nil && l.passSpec.TopicPrefix != "" {
+		rec.Topic = l.passSpec.TopicPrefix + rec.Topic
 		if err := route.ValidTopic(rec.Topic); err != nil {
 			return nil, fmt.Errorf("event_id %s (transaction %s): topic with --topic-prefix: %w", row.EventID, txn.GTID, err)
 		}
 	}
 	if err == nil {
-		lim, lerr := r.out.Limit(ctx, rec.Topic)
+		lim, lerr := l.out.Limit(ctx, rec.Topic)
 		if lerr != nil {
 			return nil, lerr
 		}
@@ -313,7 +326,7 @@ func (r *loop) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Tx
 		}
 	}
 	if err == nil {
-		if re := r.ts.rowError(row, txn); re != nil {
+		if re := l.ts.rowError(row, txn); re != nil {
 			err = re
 		}
 	}
@@ -324,40 +337,40 @@ func (r *loop) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Tx
 	if !errors.As(err, &re) {
 		return nil, err
 	}
-	r.cfg.Metrics.RowError(string(re.Kind))
-	if r.cfg.OnInvalid != InvalidDeadLetter {
+	l.cfg.Metrics.RowError(string(re.Kind))
+	if l.cfg.OnInvalid != InvalidDeadLetter {
 		hint := "fix the row's writer, or run with --on-invalid=dead-letter to divert such rows to a dead-letter topic"
-		if r.passSpec.RowErrorHint != "" {
-			hint = r.passSpec.RowErrorHint
+		if l.passSpec.RowErrorHint != "" {
+			hint = l.passSpec.RowErrorHint
 		}
 		return nil, fmt.Errorf("%w; %s", err, hint)
 	}
-	lim, err := r.out.Limit(ctx, r.cfg.DeadLetterTopic)
+	lim, err := l.out.Limit(ctx, l.cfg.DeadLetterTopic)
 	if err != nil {
 		return nil, err
 	}
-	r.cfg.Metrics.DeadLetter(string(re.Kind))
-	r.log.Warn().Err(re).Str("dead_letter_topic", r.cfg.DeadLetterTopic).Msg("outbox row diverted to the dead-letter topic")
-	dl := route.DeadLetter(r.cfg.DeadLetterTopic, row, txn, re, func(rec *kgo.Record) bool { return kafka.BatchBytes(rec) <= lim.Bytes })
+	l.cfg.Metrics.DeadLetter(string(re.Kind))
+	l.log.Warn().Err(re).Str("dead_letter_topic", l.cfg.DeadLetterTopic).Msg("outbox row diverted to the dead-letter topic")
+	dl := route.DeadLetter(l.cfg.DeadLetterTopic, row, txn, re, func(rec *kgo.Record) bool { return kafka.BatchBytes(rec) <= lim.Bytes })
 	if re.Kind == KindInvalidTimestamp {
 		dl.Timestamp = time.Now() // the row's own would be refused again
 	}
 	return dl, nil
 }
 
-func (r *loop) produce(ctx context.Context, rec *kgo.Record) error {
-	if r.cur.records == 0 {
-		r.cur.since = time.Now()
+func (l *Loop) produce(ctx context.Context, rec *kgo.Record) error {
+	if l.cur.records == 0 {
+		l.cur.since = time.Now()
 	}
-	if err := r.out.Produce(ctx, rec); err != nil {
+	if err := l.out.Produce(ctx, rec); err != nil {
 		return err
 	}
-	r.cur.records++
-	r.events++
-	if r.pass != nil && r.out.Buffered() == 0 {
+	l.cur.records++
+	l.events++
+	if l.pass != nil && l.out.Buffered() == 0 {
 		// A dry run's sink keeps nothing for Kafka: a binlog transaction
 		// it cannot commit inside is no stall.
-		r.progress()
+		l.progress()
 	}
 	return nil
 }
@@ -368,61 +381,63 @@ func (r *loop) produce(ctx context.Context, rec *kgo.Record) error {
 // produced yet), CommitInterval old. Under a backlog batches often end
 // inside a binlog transaction, so the interval is checked here and not
 // only at the end of a batch.
-func (r *loop) dueBeforeRow() bool {
-	if r.cur.records == 0 || !r.splittable() {
+func (l *Loop) dueBeforeRow() bool {
+	if l.cur.records == 0 || !l.splittable() {
 		return false
 	}
-	age := time.Since(r.cur.since)
-	return r.cur.records >= r.cfg.CommitRecords || age >= r.splitAge() || r.at.openRows == 0 && age >= r.cfg.CommitInterval
+	age := time.Since(l.cur.since)
+	return l.cur.records >= l.cfg.CommitRecords || age >= l.splitAge() || l.at.openRows == 0 && age >= l.cfg.CommitInterval
 }
 
 // dueCount: enough records for one Kafka transaction.
-func (r *loop) dueCount() bool {
-	return r.splittable() && r.cur.records >= r.cfg.CommitRecords
+func (l *Loop) dueCount() bool {
+	return l.splittable() && l.cur.records >= l.cfg.CommitRecords
 }
 
 // dueTime: the open transaction is old enough (inside a binlog
 // transaction: half the transaction timeout), or transactions without
 // outbox rows have piled up long enough to move the checkpoint.
-func (r *loop) dueTime() bool {
-	if r.at.partial {
-		return r.splittable() && r.cur.records > 0 && time.Since(r.cur.since) >= r.splitAge()
+func (l *Loop) dueTime() bool {
+	if l.at.partial {
+		return l.splittable() && l.cur.records > 0 && time.Since(l.cur.since) >= l.splitAge()
 	}
-	if r.cur.records > 0 {
-		return time.Since(r.cur.since) >= min(r.cfg.CommitInterval, r.splitAge())
+	if l.cur.records > 0 {
+		return time.Since(l.cur.since) >= min(l.cfg.CommitInterval, l.splitAge())
 	}
-	return r.cur.txns > 0 && time.Since(r.cur.last) >= r.cfg.IdleCheckpoint
+	return l.cur.txns > 0 && time.Since(l.cur.last) >= l.cfg.IdleCheckpoint
 }
 
 // lingerLeft is how long an idle commit should still wait.
-func (r *loop) lingerLeft() time.Duration {
-	if r.cfg.CommitLinger <= 0 {
+func (l *Loop) lingerLeft() time.Duration {
+	if l.cfg.CommitLinger <= 0 {
 		return 0
 	}
-	return r.cfg.CommitLinger - time.Since(r.cur.last)
+	return l.cfg.CommitLinger - time.Since(l.cur.last)
 }
 
 // dueIdle: the reader has nothing more; commit what is open.
-func (r *loop) dueIdle() bool {
-	if r.at.partial {
+func (l *Loop) dueIdle() bool {
+	if l.at.partial {
 		return false
 	}
-	return r.cur.records > 0 || r.dueTime()
+	return l.cur.records > 0 || l.dueTime()
 }
 
-func (r *loop) commitIf(ctx context.Context, due bool) error {
-	if !due || !r.splittable() {
+func (l *Loop) commitIf(ctx context.Context, due bool) error {
+	if !due || !l.splittable() {
 		return nil
 	}
-	return r.commit(ctx)
+	return l.commit(ctx)
 }
 
-// fail aborts what is open and returns err, naming the cause when the
-// broker fenced the producer: a transaction timeout or another instance.
-func (r *loop) fail(err error) error {
-	r.abortOn(err)
-	if ferr := r.fenced(err); ferr != nil {
-		return ferr
+// fail aborts what is open and returns err, named by the live router
+// (Live.Fenced) when the broker fenced its producer.
+func (l *Loop) fail(err error) error {
+	l.abortOn(err)
+	if l.live != nil && l.live.Fenced != nil {
+		if ferr := l.live.Fenced(err, l.cur.records, l.cur.since); ferr != nil {
+			return ferr
+		}
 	}
 	return err
 }
@@ -431,12 +446,12 @@ func (r *loop) fail(err error) error {
 // error cause; its records are never visible to read_committed consumers
 // and the checkpoint stays. For a stale producer epoch the transaction is
 // only forgotten (Sink.Abort).
-func (r *loop) abortOn(cause error) {
+func (l *Loop) abortOn(cause error) {
 	wait := 10 * time.Second
-	if r.overran.Load() {
+	if l.overran.Load() {
 		wait = time.Second // the stop is already late; the broker aborts what is left
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	r.out.Abort(ctx, cause)
+	l.out.Abort(ctx, cause)
 }

@@ -1,4 +1,4 @@
-package relay
+package pipeline
 
 import (
 	"context"
@@ -29,7 +29,7 @@ const KindInvalidTimestamp route.Kind = "invalid_timestamp"
 // with INVALID_TIMESTAMP, it reads the window of their topics and marks
 // the records outside it (judge). The next session, which starts from the
 // committed checkpoint like after any Kafka error, meets those rows again,
-// and the relay handles each as a row error (rowError): a stop naming the
+// and the loop handles each as a row error (rowError): a stop naming the
 // row and the setting, or a dead letter. The brokers stay the judge: the
 // guard never refuses a row they have not refused.
 type timestampGuard struct {

@@ -1,0 +1,40 @@
+package pipeline
+
+import "time"
+
+// Metrics receives the loop's measurements. Calls come from the loop's
+// goroutine and must not block.
+type Metrics interface {
+	// Routed counts one record produced to topic with the given value size.
+	Routed(topic string, valueBytes int)
+	// Committed reports a commit point: the checkpoint now covers the
+	// transaction committed on the source at sourceTime, and records more
+	// records, the first of which was produced at began (the Kafka
+	// transaction's begin, exactly-once).
+	Committed(gtidSet string, sourceTime time.Time, records int, began time.Time)
+	// Transactions counts binlog transactions seen.
+	Transactions(n int)
+	// CaughtUp reports that the source has nothing newer (a heartbeat).
+	CaughtUp()
+	// RowError counts a row that could not be routed, by kind.
+	RowError(kind string)
+	// DeadLetter counts a row diverted to the dead-letter topic, by kind.
+	DeadLetter(kind string)
+	// Failed counts an error by kind; the loop reports "commit" when a
+	// commit point fails.
+	Failed(kind string)
+	// Buffered reports franz-go's buffered record count.
+	Buffered(records int64)
+}
+
+// NopMetrics measures nothing: the default.
+type NopMetrics struct{}
+
+func (NopMetrics) Routed(string, int)                          {}
+func (NopMetrics) Committed(string, time.Time, int, time.Time) {}
+func (NopMetrics) Transactions(int)                            {}
+func (NopMetrics) CaughtUp()                                   {}
+func (NopMetrics) RowError(string)                             {}
+func (NopMetrics) DeadLetter(string)                           {}
+func (NopMetrics) Failed(string)                               {}
+func (NopMetrics) Buffered(int64)                              {}
