@@ -24,6 +24,8 @@ type recoverAttempt struct {
 	killed bool   // SIGKILLed (else it ran to its end)
 	open   bool   // its Kafka transaction was open at the kill (kfake only)
 	onProd bool   // killed at a produce request (kfake only)
+	// checkpointed: the router's checkpoint had moved when it ended
+	checkpointed bool
 }
 
 // recoverStage is the last step of a recovery its log shows.
@@ -122,11 +124,16 @@ func TestRecoverKill(t *testing.T) {
 			a.killed = true
 			killed++
 		} else {
-			// It ended first: its checkpoint is fresh, and the next
-			// attempt waits until it looks stopped again.
 			t.Logf("recover ended before its kill: %s\n%s", rec.describeExit(), tail(out(), 5))
 			require.Equal(t, 0, rec.exitCode(), "recover: %s", tail(out(), 20))
-			cp := e.mustCheckpoint(name)
+		}
+		// The checkpoint moves only with the last transaction.
+		if now := e.mustCheckpoint(name); now.GTIDSet != cp.GTIDSet {
+			a.checkpointed = true
+			assert.Equal(t, "committing the last transaction", a.stage, "attempt %d moved the checkpoint to %s before its last transaction", len(attempts)+1, now.GTIDSet)
+			// It is fresh: the next attempt waits until the router looks
+			// stopped again.
+			cp = now
 			time.Sleep(time.Until(cp.Time.Add(2500 * time.Millisecond)))
 		}
 		attempts = append(attempts, a)
@@ -151,8 +158,8 @@ func TestRecoverKill(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("attempt %d: killed %v in stage %q (Kafka transaction open %v, at a produce request %v); ids in Kafka at its start %d, published %s",
-			i+1, a.killed, a.stage, a.open, a.onProd, a.known, published)
+		t.Logf("attempt %d: killed %v in stage %q (Kafka transaction open %v, at a produce request %v, checkpoint moved %v); ids in Kafka at its start %d, published %s",
+			i+1, a.killed, a.stage, a.open, a.onProd, a.checkpointed, a.known, published)
 	}
 	t.Logf("attempt %d ran to its end: %d rows in the window, %d already in Kafka, %d published, snapshot %s", len(attempts), n, known, pub, snap)
 	assert.Positive(t, duringPublish, "no kill landed while recover was publishing and had committed some: the test proved less than it says")

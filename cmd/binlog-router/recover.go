@@ -10,8 +10,11 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/config"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/logging"
 	"github.com/binlog-router/binlog-router/internal/recovery"
 )
@@ -23,9 +26,9 @@ const recoverUsage = `usage: binlog-router recover (--since T | --since-checkpoi
 Publishes the outbox rows the binlog can no longer give (a binlog purged
 while the router was down, the pending rows of a polling relay, the last
 hour on adoption), reading them from the outbox tables, then stores the
-router's checkpoint (--name) at the position of that read: "run" streams
-on from there, so a row committed during the recovery is published once,
-by run.
+router's checkpoint (--name) at the position of that read, in the same
+Kafka transaction as the last records: "run" streams on from there, so a
+row committed during the recovery is published once, by run.
 
 The rows are read in one consistent snapshot, in primary key order,
 --recover-chunk rows per query. A row whose event id the outbox topics
@@ -44,15 +47,17 @@ binlog-router-recover-<name> in transactions of --commit-records.
   --dry-run           per topic: rows in the window, already in Kafka,
                       to publish, the first ids; publish nothing, store
                       no checkpoint
-  --force             run although the router looks active (it is fenced
-                      by the checkpoint written at the end)
+  --force             run although the router looks active (its
+                      transactional ids are fenced before the first row)
 
 Every flag of "run" is accepted, with its BINLOG_ROUTER_* variable: give
 the command the router's command line or environment.
 
-It refuses while a router of that name looks active (as "checkpoint set").
-The records and the checkpoint are two Kafka transactions: if recover
-stops between them, run it again (it publishes nothing twice) before run.
+It refuses while a router of that name looks active (as "checkpoint set"),
+then fences the router's transactional ids. The checkpoint is committed
+with the last records: a recover stopped before its end leaves the old
+checkpoint and the records it committed; run it again (it publishes
+nothing twice) before run.
 
 Exit status: 0 done (or a dry run); 1 error (nothing is lost: run it
 again); 2 usage (flags, a table without a primary key of one column or
@@ -137,18 +142,55 @@ func runRecover(ctx context.Context, cfg *config.Config, log zerolog.Logger) (re
 	server := reader.Server()
 	zone, _ := server.DatetimeZone() // nil: a DATETIME creation time is refused by name
 	rc := cfg.RecoverConfig(log, since, zone, "binlog-router-recover-"+cfg.Name)
+	if !cfg.DryRun {
+		if err := fenceRouter(ctx, cfg, adm); err != nil {
+			return recovery.Summary{}, err
+		}
+		rc.Checkpoint = func(ctx context.Context, snap recovery.Snapshot) (*kgo.Record, error) {
+			// A new connection: the server's executed set is read when
+			// a reader opens, and the snapshot is later than reader's.
+			now, err := openSource(ctx, cfg, log)
+			if err != nil {
+				return nil, err
+			}
+			defer now.Close()
+			cp, err := newCheckpoint(ctx, cfg, now, snap.GTID)
+			if err != nil {
+				return nil, err
+			}
+			return cp.Record(cfg.CheckpointTopic)
+		}
+	}
 	log.Info().Time("since", since).Str("where", cfg.Recover.Where).Bool("dry_run", cfg.DryRun).
 		Str("transactional_id", rc.TransactionalID).Msg("recover starting")
 	sum, err := recovery.Run(ctx, reader.DB(), server.Flavor, rc)
 	if err != nil || cfg.DryRun {
 		return sum, err
 	}
-	log.Info().Int64("published", sum.Published).Int64("skipped", sum.Skipped).Str("gtid", sum.Snapshot.GTID).
-		Msg("rows recovered; storing the checkpoint at the snapshot")
-	if err := writeCheckpoint(ctx, cfg, "set", sum.Snapshot.GTID, nil, force, log); err != nil {
-		return sum, fmt.Errorf("the rows are published, the checkpoint is not: %w; run recover again (it publishes nothing twice)", err)
+	was := "none"
+	if old != nil {
+		was = fmt.Sprintf("%q written %s", old.GTIDSet, old.Time.Format(time.RFC3339))
 	}
+	fmt.Fprintf(os.Stderr, "checkpoint %q set to %q (was %s), committed with the last recovered records; run publishes what comes after it\n",
+		cfg.Name, sum.Snapshot.GTID, was)
 	return sum, nil
+}
+
+// fenceRouter creates the checkpoint topic if it is missing and
+// initialises the router's transactional ids, as checkpoint set does: a
+// router of that name still running (--force) is fenced and its open
+// Kafka transactions aborted before the first row is published, so that
+// only the recovery writes the router's checkpoint.
+func fenceRouter(ctx context.Context, cfg *config.Config, adm *kadm.Client) error {
+	if err := kafka.EnsureCheckpointTopic(ctx, adm, cfg.CheckpointTopic); err != nil {
+		return err
+	}
+	for _, id := range kafka.TransactionalIDs(cfg.Name, cfg.KafkaTransactions) {
+		if err := kafka.Fence(ctx, id, cfg.KafkaOpts()...); err != nil {
+			return fmt.Errorf("fencing router %q before the recovery: %w", cfg.Name, err)
+		}
+	}
+	return nil
 }
 
 // recoverSummary is the lines recover prints on stdout: one per topic,

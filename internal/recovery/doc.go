@@ -35,15 +35,24 @@
 //     it by its ids, so a crash or stop at any moment loses nothing and
 //     publishes nothing twice, provided the second run's window covers
 //     the first's.
-//   - Run writes no checkpoint. The caller stores Snapshot.GTID as the
-//     router's checkpoint after Run returned nil: the records and that
-//     checkpoint are two Kafka transactions, not one. A crash between
-//     them leaves the records without the checkpoint: run recover again
-//     (it publishes nothing twice) before run.
+//   - With Config.Checkpoint (the command sets it; it fences the
+//     router's transactional ids before Run), the router's checkpoint at
+//     Snapshot.GTID is produced after the last row, in the recovery's
+//     last Kafka transaction: the last records and the checkpoint are
+//     committed together or not at all, so no moment sees the records
+//     committed and the old checkpoint standing for a finished
+//     recovery. A stop before that commit leaves the old checkpoint: run
+//     recover again (it publishes nothing twice) before run. Without
+//     Config.Checkpoint, Run writes none.
+//   - A rerun never skips a key range from an earlier run's progress: it
+//     opens a new snapshot, in which rows committed after the earlier
+//     one may hold lower keys than the earlier run had reached (a
+//     transaction that took its AUTO_INCREMENT value before the earlier
+//     snapshot and committed after it), so it reads the whole window
+//     again and skips by id what Kafka holds.
 //   - With DryRun it reads and counts per topic, and produces nothing.
 //
-// Not built in this version: resuming a stopped recovery from its
-// progress (a rerun reads the window again and skips what was
-// published), a rate cap, a spill of the id set beyond memory, and
-// dead-lettering a row that cannot be routed (it stops the recovery).
+// Not built in this version: a rate cap, a spill of the id set beyond
+// memory, and dead-lettering a row that cannot be routed (it stops the
+// recovery).
 package recovery

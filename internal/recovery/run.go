@@ -66,6 +66,13 @@ type Config struct {
 	// TransactionalID is the recovery's own transactional id; never a
 	// router's. Required unless DryRun.
 	TransactionalID string
+	// Checkpoint, if set, returns the record of the router's checkpoint
+	// at snap (its GTID set), in the format run reads. It is called once
+	// every row of the window is produced, and the record is produced in
+	// the recovery's last Kafka transaction, which is then committed:
+	// the last records and the checkpoint are committed together or not
+	// at all. An error aborts that transaction. Not called with DryRun.
+	Checkpoint func(ctx context.Context, snap Snapshot) (*kgo.Record, error)
 	// DryRun reads and counts, produces nothing.
 	DryRun bool
 	Logger zerolog.Logger
@@ -121,8 +128,11 @@ type Summary struct {
 	Rows      int64 // rows of the window read
 	Skipped   int64 // already in Kafka
 	Published int64 // published, committed (DryRun: would be)
-	DryRun    bool
-	Elapsed   time.Duration
+	// Checkpointed: the record Config.Checkpoint returned was committed
+	// with the last records.
+	Checkpointed bool
+	DryRun       bool
+	Elapsed      time.Duration
 }
 
 // sink is the Kafka side of a recovery (kafka.Session).
@@ -135,8 +145,9 @@ type sink interface {
 
 // Run recovers the window of cfg from the outbox tables of db, a pool of
 // the source server of flavor (see the package documentation for the
-// contract), and returns what it did. The checkpoint is not written:
-// the caller writes Summary.Snapshot.GTID after a nil return.
+// contract), and returns what it did. The router's checkpoint is
+// committed with the last records when cfg.Checkpoint is set
+// (Summary.Checkpointed), and not written otherwise.
 func Run(ctx context.Context, db *sql.DB, flavor gtid.Flavor, cfg Config) (Summary, error) {
 	start := time.Now()
 	cfg.setDefaults()
@@ -221,7 +232,9 @@ func (p *publisher) run(ctx context.Context, conn *sql.Conn, sources []*source) 
 	if p.out == nil {
 		return err
 	}
-	if err == nil && p.pending > 0 {
+	if err == nil && p.cfg.Checkpoint != nil {
+		err = p.checkpoint(ctx)
+	} else if err == nil && p.pending > 0 {
 		err = p.commit(ctx)
 	}
 	if err != nil {
@@ -297,6 +310,26 @@ func (p *publisher) commit(ctx context.Context) error {
 	}
 	p.sum.Published += p.pending
 	p.pending = 0
+	return nil
+}
+
+// checkpoint produces the router's checkpoint at the snapshot in the
+// open transaction (one is begun if every record was committed already)
+// and commits it with the records produced since the last commit.
+func (p *publisher) checkpoint(ctx context.Context) error {
+	rec, err := p.cfg.Checkpoint(ctx, p.sum.Snapshot)
+	if err != nil {
+		return fmt.Errorf("the checkpoint at the snapshot (%s): %w", p.sum.Snapshot.GTID, err)
+	}
+	p.log.Info().Int64("records", p.pending).Str("gtid", p.sum.Snapshot.GTID).Str("checkpoint_topic", rec.Topic).
+		Msg("committing the last records with the checkpoint at the snapshot")
+	if err := p.out.Produce(ctx, rec); err != nil {
+		return err
+	}
+	if err := p.commit(ctx); err != nil {
+		return err
+	}
+	p.sum.Checkpointed = true
 	return nil
 }
 

@@ -134,3 +134,53 @@ func TestPublisherCountsOnlyCommitted(t *testing.T) {
 	assert.Equal(t, int64(4), sum.Published, "two committed transactions of 2; the fifth record's is not")
 	assert.Equal(t, []int{2, 4}, out.commits)
 }
+
+// TestPublisherCommitsCheckpointWithLastRecords: the checkpoint record
+// is produced after the last row, in the transaction of the last
+// records, and that transaction is committed once, with it; when the
+// checkpoint cannot be built, that transaction is not committed.
+func TestPublisherCommitsCheckpointWithLastRecords(t *testing.T) {
+	cpRec := &kgo.Record{Topic: "checkpoints", Key: []byte("router"), Value: []byte(`{"gtid_set":"0-1-9"}`)}
+	for _, c := range []struct {
+		name    string
+		rows    int
+		commits []int
+	}{
+		{"records in the last transaction", 10, []int{4, 8, 11}},
+		{"every record committed before", 8, []int{4, 8, 9}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := &fakeSink{}
+			p, sum := newTestPublisher(t, out, kafka.NewIDSet(), 4)
+			sum.Snapshot = Snapshot{GTID: "0-1-9"}
+			var at Snapshot
+			p.cfg.Checkpoint = func(_ context.Context, snap Snapshot) (*kgo.Record, error) {
+				at = snap
+				return cpRec, nil
+			}
+			for i := range c.rows {
+				require.NoError(t, p.row(t.Context(), testRow(i, "A"), &binlog.Txn{}))
+			}
+			require.NoError(t, p.run(t.Context(), nil, nil))
+			assert.Equal(t, "0-1-9", at.GTID, "the checkpoint is the snapshot's")
+			assert.Equal(t, c.commits, out.commits, "records produced at each commit")
+			assert.Same(t, cpRec, out.produced[len(out.produced)-1], "the checkpoint is the last record of the last transaction")
+			assert.True(t, sum.Checkpointed)
+			assert.Equal(t, int64(c.rows), sum.Published, "the checkpoint is not counted as a row")
+		})
+	}
+	t.Run("checkpoint refused", func(t *testing.T) {
+		out := &fakeSink{}
+		p, sum := newTestPublisher(t, out, kafka.NewIDSet(), 4)
+		p.cfg.Checkpoint = func(context.Context, Snapshot) (*kgo.Record, error) {
+			return nil, fmt.Errorf("beyond the executed set")
+		}
+		for i := range 6 {
+			require.NoError(t, p.row(t.Context(), testRow(i, "A"), &binlog.Txn{}))
+		}
+		require.ErrorContains(t, p.run(t.Context(), nil, nil), "beyond the executed set")
+		assert.Equal(t, []int{4}, out.commits, "the last records are not committed without the checkpoint")
+		assert.Equal(t, int64(4), sum.Published)
+		assert.False(t, sum.Checkpointed)
+	})
+}
