@@ -1,6 +1,7 @@
 package test
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -158,8 +159,12 @@ func TestRecoverKill(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("attempt %d: killed %v in stage %q (Kafka transaction open %v, at a produce request %v, checkpoint moved %v); ids in Kafka at its start %d, published %s",
-			i+1, a.killed, a.stage, a.open, a.onProd, a.checkpointed, a.known, published)
+		txn := "not watched on this broker"
+		if watch != nil {
+			txn = fmt.Sprintf("open %v, at a produce request %v", a.open, a.onProd)
+		}
+		t.Logf("attempt %d: killed %v in stage %q (Kafka transaction: %s; checkpoint moved %v); ids in Kafka at its start %d, published %s",
+			i+1, a.killed, a.stage, txn, a.checkpointed, a.known, published)
 	}
 	t.Logf("attempt %d ran to its end: %d rows in the window, %d already in Kafka, %d published, snapshot %s", len(attempts), n, known, pub, snap)
 	assert.Positive(t, duringPublish, "no kill landed while recover was publishing and had committed some: the test proved less than it says")

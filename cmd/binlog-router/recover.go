@@ -31,13 +31,16 @@ Kafka transaction as the last records: "run" streams on from there, so a
 row committed during the recovery is published once, by run.
 
 The rows are read in one consistent snapshot, in primary key order,
---recover-chunk rows per query. A row whose event id the outbox topics
-(those --topic-template can name) already hold is skipped: the topics are
-read with read_committed from --recover-margin before the window's start
-(from their start with --where alone). The others become the records run
-would give them (topic, key, partition, value, headers, timestamp), but
-for an empty binlog_gtid header, produced with the transactional id
-binlog-router-recover-<name> in transactions of --commit-records.
+--recover-chunk rows per query, at most --recover-rate rows per second
+(0: no cap). A row whose event id the outbox topics (those
+--topic-template can name) already hold is skipped: the topics are read
+with read_committed from --recover-margin before the window's start (from
+their start with --where alone). The others become the records run would
+give them (topic, key, partition, value, headers, timestamp), but for an
+empty binlog_gtid header, produced with the transactional id
+binlog-router-recover-<name> in transactions of --commit-records (or of
+10 seconds, whichever ends first). A progress line goes to stderr every 5
+seconds: rows scanned, skipped, published, rate, rows and time left.
 
   --since T           the rows created at or after T (RFC3339)
   --since-checkpoint  the rows created after the stored checkpoint's time,
@@ -211,8 +214,8 @@ func recoverSummary(s recovery.Summary) []string {
 		}
 		lines = append(lines, line)
 	}
-	total := fmt.Sprintf("recover: %d rows in the window, %d already in Kafka (%d ids read from %d records), %d %s, snapshot at %q, %s",
-		s.Rows, s.Skipped, s.KnownIDs, s.Records, s.Published, verb, s.Snapshot.GTID, s.Elapsed.Round(time.Millisecond))
+	total := fmt.Sprintf("recover: %d rows in the window, %d already in Kafka (%d ids read from %d records), %d %s, snapshot at %q, %s (rows read in %s)",
+		s.Rows, s.Skipped, s.KnownIDs, s.Records, s.Published, verb, s.Snapshot.GTID, s.Elapsed.Round(time.Millisecond), s.Reading.Round(time.Millisecond))
 	if s.DryRun {
 		total += " (dry run: nothing published, no checkpoint stored)"
 	}

@@ -15,7 +15,10 @@
 //     transaction is either wholly in the snapshot, and its GTID in
 //     Snapshot.GTID, or wholly after it.
 //   - Rows are read in primary-key order, Config.Chunk at a time (keyset:
-//     `key > last AND window ORDER BY key LIMIT n`), one chunk in memory.
+//     `key > last AND window ORDER BY key LIMIT n`), one chunk in memory,
+//     at most Config.Rate rows per second (pacer). A progress line every
+//     Config.ProgressEvery gives the counts, the rate and an estimate of
+//     what is left from the key range (keyProgress).
 //     The table needs a primary key of one column.
 //   - Each row becomes the record the router builds for it (route.Router:
 //     topic, key, partition by murmur2 of the key, value, headers,
@@ -30,7 +33,8 @@
 //     their start without Since) up to their last stable offset, read with
 //     read_committed isolation, at most Config.MaxKnownIDs of them.
 //   - Records are produced with Config.TransactionalID (never a router's)
-//     in Kafka transactions of Config.CommitRecords records; a failure
+//     in Kafka transactions of Config.CommitRecords records, or fewer when
+//     one has been open Config.CommitInterval at a chunk's end; a failure
 //     aborts the open one. What was committed stays: a second run skips
 //     it by its ids, so a crash or stop at any moment loses nothing and
 //     publishes nothing twice, provided the second run's window covers
@@ -52,7 +56,6 @@
 //     again and skips by id what Kafka holds.
 //   - With DryRun it reads and counts per topic, and produces nothing.
 //
-// Not built in this version: a rate cap, a spill of the id set beyond
-// memory, and dead-lettering a row that cannot be routed (it stops the
-// recovery).
+// Not built in this version: a spill of the id set beyond memory, and
+// dead-lettering a row that cannot be routed (it stops the recovery).
 package recovery

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -29,6 +30,9 @@ const (
 	DefaultChunk = 1000
 	// DefaultMaxKnownIDs caps the published ids held in memory.
 	DefaultMaxKnownIDs = 5_000_000
+	// DefaultCommitInterval is the longest a recovery's Kafka
+	// transaction stays open before the next chunk boundary commits it.
+	DefaultCommitInterval = 10 * time.Second
 	// dryRunIDs is how many ids a dry run prints per topic.
 	dryRunIDs = 5
 )
@@ -57,6 +61,16 @@ type Config struct {
 	// MaxKnownIDs caps the published ids read from Kafka. Default
 	// DefaultMaxKnownIDs.
 	MaxKnownIDs int
+	// Rate caps the rows read per second, counted from the first chunk
+	// (pacer); 0: no cap.
+	Rate int
+	// CommitInterval: a Kafka transaction open this long is committed
+	// after the chunk that reaches it, so that a slow (Rate) recovery
+	// stays within the transaction timeout. Default
+	// DefaultCommitInterval.
+	CommitInterval time.Duration
+	// ProgressEvery is the interval of the progress lines. Default 5 s.
+	ProgressEvery time.Duration
 
 	// Route builds the records, as the live router does.
 	Route route.Config
@@ -91,6 +105,12 @@ func (c *Config) setDefaults() {
 	if c.MaxKnownIDs <= 0 {
 		c.MaxKnownIDs = DefaultMaxKnownIDs
 	}
+	if c.CommitInterval <= 0 {
+		c.CommitInterval = DefaultCommitInterval
+	}
+	if c.ProgressEvery <= 0 {
+		c.ProgressEvery = 5 * time.Second
+	}
 }
 
 func (c *Config) validate() error {
@@ -106,6 +126,9 @@ func (c *Config) validate() error {
 	}
 	if c.Margin < 0 {
 		errs = append(errs, fmt.Errorf("margin %s: use 0 or more", c.Margin))
+	}
+	if c.Rate < 0 {
+		errs = append(errs, fmt.Errorf("rate %d rows/s: use 0 (no cap) or more", c.Rate))
 	}
 	return errors.Join(errs...)
 }
@@ -128,6 +151,8 @@ type Summary struct {
 	Rows      int64 // rows of the window read
 	Skipped   int64 // already in Kafka
 	Published int64 // published, committed (DryRun: would be)
+	// Reading is the time from the snapshot to the last row read.
+	Reading time.Duration
 	// Checkpointed: the record Config.Checkpoint returned was committed
 	// with the last records.
 	Checkpointed bool
@@ -216,15 +241,17 @@ func Run(ctx context.Context, db *sql.DB, flavor gtid.Flavor, cfg Config) (Summa
 
 // publisher routes the rows of the window and publishes the unknown ones.
 type publisher struct {
-	cfg     *Config
-	router  *route.Router
-	known   *kafka.IDSet
-	out     sink // nil: dry run
-	counts  map[string]*TopicCount
-	log     zerolog.Logger
-	sum     *Summary
-	pending int64 // produced since the last commit
-	last    time.Time
+	cfg      *Config
+	router   *route.Router
+	known    *kafka.IDSet
+	out      sink // nil: dry run
+	counts   map[string]*TopicCount
+	log      zerolog.Logger
+	sum      *Summary
+	pending  int64     // produced since the last commit
+	txnStart time.Time // the first produce since the last commit
+	reading  time.Time // the first chunk's start
+	last     time.Time // the last progress line
 }
 
 func (p *publisher) run(ctx context.Context, conn *sql.Conn, sources []*source) error {
@@ -250,10 +277,19 @@ func (p *publisher) run(ctx context.Context, conn *sql.Conn, sources []*source) 
 
 func (p *publisher) tables(ctx context.Context, conn *sql.Conn, sources []*source) error {
 	txn := &binlog.Txn{Time: time.Now()} // no binlog transaction: the binlog_gtid header is empty
+	pace := newPacer(p.cfg.Rate)
+	p.reading = pace.start
+	defer func() { p.sum.Reading = time.Since(pace.start) }()
+	n := pace.chunk(p.cfg.Chunk)
 	for _, s := range sources {
+		kp, err := newKeyProgress(ctx, conn, s)
+		if err != nil {
+			return err
+		}
 		var from any
 		for {
-			last, err := s.chunk(ctx, conn, from, p.cfg.Chunk, p.cfg.Since, p.cfg.Where, p.cfg.UUIDBinary, func(row *binlog.OutboxRow) error {
+			before := p.sum.Rows
+			last, err := s.chunk(ctx, conn, from, n, p.cfg.Since, p.cfg.Where, p.cfg.UUIDBinary, func(row *binlog.OutboxRow) error {
 				return p.row(ctx, row, txn)
 			})
 			if err != nil {
@@ -263,7 +299,16 @@ func (p *publisher) tables(ctx context.Context, conn *sql.Conn, sources []*sourc
 				break
 			}
 			from = last
-			p.progress()
+			kp.read(s.firstKey, p.sum.Rows-before)
+			p.progress(s, kp, last)
+			if p.out != nil && p.pending > 0 && time.Since(p.txnStart) >= p.cfg.CommitInterval {
+				if err := p.commit(ctx); err != nil {
+					return err
+				}
+			}
+			if err := wait(ctx, pace.due(p.sum.Rows)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -296,6 +341,9 @@ func (p *publisher) row(ctx context.Context, row *binlog.OutboxRow, txn *binlog.
 	}
 	if err := p.out.Produce(ctx, rec); err != nil {
 		return err
+	}
+	if p.pending == 0 {
+		p.txnStart = time.Now()
 	}
 	p.pending++
 	if p.pending >= int64(p.cfg.CommitRecords) {
@@ -333,14 +381,24 @@ func (p *publisher) checkpoint(ctx context.Context) error {
 	return nil
 }
 
-// progress logs a line every 5 seconds.
-func (p *publisher) progress() {
-	if time.Since(p.last) < 5*time.Second {
+// progress logs a line every Config.ProgressEvery: rows read, skipped
+// as already in Kafka, published (committed), the read rate since the
+// first chunk, and the rows and time left of table s estimated from its
+// keys (keyProgress) when it can be.
+func (p *publisher) progress(s *source, kp *keyProgress, last any) {
+	if time.Since(p.last) < p.cfg.ProgressEvery {
 		return
 	}
 	p.last = time.Now()
-	p.log.Info().Int64("rows", p.sum.Rows).Int64("skipped", p.sum.Skipped).Int64("published", p.sum.Published).
-		Bool("dry_run", p.cfg.DryRun).Msg("recovering")
+	ev := p.log.Info().Str("table", s.name.String()).Int64("rows_scanned", p.sum.Rows).Int64("skipped", p.sum.Skipped).
+		Int64("published", p.sum.Published).Bool("dry_run", p.cfg.DryRun)
+	if secs := time.Since(p.reading).Seconds(); secs > 0 {
+		ev = ev.Float64("rows_per_second", math.Round(float64(p.sum.Rows)/secs))
+	}
+	if rows, d, ok := kp.left(last); ok {
+		ev = ev.Int64("table_rows_left_estimate", rows).Str("table_time_left", d.Round(time.Second).String())
+	}
+	ev.Msg("recovering")
 }
 
 // openSink opens a Kafka session with the recovery's own transactional
