@@ -97,9 +97,12 @@ func TestRecoverKill(t *testing.T) {
 	for killed := 0; killed < kills; {
 		a := recoverAttempt{known: -1}
 		if killed == 0 {
-			// Anywhere in its first second: the checks, the scan of the
-			// topics, the first transactions.
-			time.Sleep(randDur(rng, 0, time.Second))
+			// Early: the check that the router is stopped, the scan of
+			// the topics for published ids, the snapshot.
+			eventually(t, time.Minute, "recover starts", func() bool {
+				return strings.Contains(out(), "recover starting") || !rec.running()
+			})
+			time.Sleep(randDur(rng, 0, 100*time.Millisecond))
 		} else {
 			eventually(t, 2*time.Minute, "recover reaches its snapshot", func() bool {
 				return strings.Contains(out(), "snapshot started") || !rec.running()

@@ -3,6 +3,7 @@ package test
 import (
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,14 +12,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+var recoverRowsRE = regexp.MustCompile(`binlog_router_recover_rows_total\{outcome="scanned"\} ([0-9.e+]+)`)
+
 var recoverReadRE = regexp.MustCompile(`\(rows read in ([0-9.]+[a-zµ]+)\)`)
 
 // TestRecoverRate: --recover-rate holds the reads of a window to that
 // many rows per second, so 200 rows at 25 per second take at least 8
 // seconds (7 waits of a second after the first chunk of 25, the last
 // chunk's); the progress line every 5 seconds gives the rows scanned,
-// skipped, published, the rate and the rows and time left; every row is
-// published.
+// skipped, published, the rate and the rows and time left, and
+// --metrics-addr serves the counts meanwhile; every row is published.
 func TestRecoverRate(t *testing.T) {
 	const rows, rate = 200, 25
 	rng := faultRand(t)
@@ -29,8 +32,24 @@ func TestRecoverRate(t *testing.T) {
 	}
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	start := time.Now()
-	res := recoverRun(t, e.args("recover-rate"), "--since", since, "--recover-rate", "25")
+	rec := startCommand(t, "recover", e.args("recover-rate", "--since", since, "--recover-rate", "25", "--metrics-addr", "127.0.0.1:0")...)
+	// The counts are served while it reads.
+	base := "http://" + metricsAddr(t, rec)
+	var scrapes int
+	var scanned float64
+	eventually(t, time.Minute, "binlog_router_recover_rows_total{outcome=\"scanned\"} > 0", func() bool {
+		_, body := getURL(t, base+"/metrics")
+		scrapes++
+		if m := recoverRowsRE.FindStringSubmatch(body); m != nil {
+			scanned, _ = strconv.ParseFloat(m[1], 64)
+		}
+		return scanned > 0
+	})
+	require.True(t, rec.running(), "the metrics came while recover read")
+	t.Logf("metrics: %v rows scanned after %d scrapes", scanned, scrapes)
+	code := rec.wait(time.Minute)
 	took := time.Since(start)
+	res := cliResult{code: code, stdout: rec.out.String(), stderr: rec.out.String()}
 	require.Equal(t, 0, res.code, "recover: %s", tail(res.stderr, 3000))
 	n, known, pub, _ := recoverTotals(t, res)
 	assert.Equal(t, []int{rows, 0, rows}, []int{n, known, pub}, "rows, known, published")
@@ -52,7 +71,7 @@ func TestRecoverRate(t *testing.T) {
 	}
 	require.NotNil(t, progress, "a progress line after 5 s:\n%s", tail(res.stderr, 20))
 	t.Logf("progress: %v", progress)
-	scanned, _ := progress["rows_scanned"].(float64)
+	scanned, _ = progress["rows_scanned"].(float64)
 	assert.Greater(t, scanned, 0.0)
 	assert.Less(t, scanned, float64(rows))
 	assert.Contains(t, progress, "skipped")

@@ -5,10 +5,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -41,6 +46,10 @@ empty binlog_gtid header, produced with the transactional id
 binlog-router-recover-<name> in transactions of --commit-records (or of
 10 seconds, whichever ends first). A progress line goes to stderr every 5
 seconds: rows scanned, skipped, published, rate, rows and time left.
+With --metrics-addr it serves /metrics while it runs:
+binlog_router_recover_rows_total{outcome="scanned|skipped|published"}.
+A row that cannot be routed stops it, or with --on-invalid=dead-letter
+goes to --dead-letter-topic, as in run.
 
   --since T           the rows created at or after T (RFC3339)
   --since-checkpoint  the rows created after the stored checkpoint's time,
@@ -164,6 +173,14 @@ func runRecover(ctx context.Context, cfg *config.Config, log zerolog.Logger) (re
 			return cp.Record(cfg.CheckpointTopic)
 		}
 	}
+	if cfg.MetricsAddr != "" {
+		observe, stop, err := serveRecoverMetrics(ctx, cfg.MetricsAddr, log)
+		if err != nil {
+			return recovery.Summary{}, err
+		}
+		defer stop()
+		rc.Observe = observe
+	}
 	log.Info().Time("since", since).Str("where", cfg.Recover.Where).Bool("dry_run", cfg.DryRun).
 		Str("transactional_id", rc.TransactionalID).Msg("recover starting")
 	sum, err := recovery.Run(ctx, reader.DB(), server.Flavor, rc)
@@ -196,6 +213,49 @@ func fenceRouter(ctx context.Context, cfg *config.Config, adm *kadm.Client) erro
 	return nil
 }
 
+// serveRecoverMetrics serves /metrics on addr with
+// binlog_router_recover_rows_total{outcome="scanned|skipped|published"}
+// (and the Go runtime's collectors) until stop is called; observe takes
+// the recovery's counts so far (recovery.Config.Observe).
+func serveRecoverMetrics(ctx context.Context, addr string, log zerolog.Logger) (observe func(scanned, skipped, published int64), stop func(), err error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	rows := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "binlog_router_recover_rows_total",
+		Help: "Rows of the recovery's window: scanned (read from the outbox tables), skipped (already in Kafka), published (committed to Kafka).",
+	}, []string{"outcome"})
+	reg.MustRegister(rows)
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("metrics listener on --metrics-addr %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	log.Info().Str("metrics_addr", ln.Addr().String()).Msg("serving the recovery's metrics")
+	var last [3]int64
+	outcomes := [3]string{"scanned", "skipped", "published"}
+	observe = func(scanned, skipped, published int64) {
+		for i, v := range [3]int64{scanned, skipped, published} {
+			if v > last[i] {
+				rows.WithLabelValues(outcomes[i]).Add(float64(v - last[i]))
+				last[i] = v
+			}
+		}
+	}
+	for _, o := range outcomes {
+		rows.WithLabelValues(o)
+	}
+	stop = func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}
+	return observe, stop, nil
+}
+
 // recoverSummary is the lines recover prints on stdout: one per topic,
 // then the totals.
 func recoverSummary(s recovery.Summary) []string {
@@ -216,6 +276,9 @@ func recoverSummary(s recovery.Summary) []string {
 	}
 	total := fmt.Sprintf("recover: %d rows in the window, %d already in Kafka (%d ids read from %d records), %d %s, snapshot at %q, %s (rows read in %s)",
 		s.Rows, s.Skipped, s.KnownIDs, s.Records, s.Published, verb, s.Snapshot.GTID, s.Elapsed.Round(time.Millisecond), s.Reading.Round(time.Millisecond))
+	if s.DeadLettered > 0 {
+		total += fmt.Sprintf("; %d rows that cannot be routed diverted to the dead-letter topic", s.DeadLettered)
+	}
 	if s.DryRun {
 		total += " (dry run: nothing published, no checkpoint stored)"
 	}

@@ -55,7 +55,13 @@
 //     snapshot and committed after it), so it reads the whole window
 //     again and skips by id what Kafka holds.
 //   - With DryRun it reads and counts per topic, and produces nothing.
+//   - A row the router refuses stops the recovery before it, or with
+//     Config.OnInvalid dead-letter becomes its dead letter
+//     (route.DeadLetter) in Config.DeadLetterTopic, whose ids are then
+//     read as published too.
 //
 // Not built in this version: a spill of the id set beyond memory, and
-// dead-lettering a row that cannot be routed (it stops the recovery).
+// the checks run makes before producing (a record too large for its
+// topic, a timestamp the topic refuses): such a record fails its produce
+// and stops the recovery.
 package recovery

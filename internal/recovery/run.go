@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
@@ -71,9 +73,20 @@ type Config struct {
 	CommitInterval time.Duration
 	// ProgressEvery is the interval of the progress lines. Default 5 s.
 	ProgressEvery time.Duration
+	// Observe, if set, is given the counts so far (Summary.Rows, Skipped,
+	// Published) after each chunk and at the end, from Run's goroutine.
+	Observe func(scanned, skipped, published int64)
 
 	// Route builds the records, as the live router does.
 	Route route.Config
+	// OnInvalid is what a row that cannot be routed does, as in the
+	// router: relay.InvalidFail (the default) stops the recovery before
+	// it; relay.InvalidDeadLetter produces route.DeadLetter's record to
+	// DeadLetterTopic (default relay.DefaultDeadLetterTopic) in its
+	// place. That topic is read for published ids too, so a rerun does
+	// not divert a row twice.
+	OnInvalid       relay.InvalidPolicy
+	DeadLetterTopic string
 	// Producer configures the producer (connection options, buffer,
 	// limits); its TransactionalID is ignored.
 	Producer kafka.Config
@@ -110,6 +123,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.ProgressEvery <= 0 {
 		c.ProgressEvery = 5 * time.Second
+	}
+	if c.OnInvalid == "" {
+		c.OnInvalid = relay.DefaultOnInvalid
+	}
+	if c.DeadLetterTopic == "" {
+		c.DeadLetterTopic = relay.DefaultDeadLetterTopic
 	}
 }
 
@@ -150,7 +169,10 @@ type Summary struct {
 	Topics    []*TopicCount
 	Rows      int64 // rows of the window read
 	Skipped   int64 // already in Kafka
-	Published int64 // published, committed (DryRun: would be)
+	Published int64 // published, committed (DryRun: would be); dead letters included
+	// DeadLettered: rows that could not be routed, produced to the
+	// dead-letter topic (DryRun: would be), committed or not.
+	DeadLettered int64
 	// Reading is the time from the snapshot to the last row read.
 	Reading time.Duration
 	// Checkpointed: the record Config.Checkpoint returned was committed
@@ -162,6 +184,7 @@ type Summary struct {
 
 // sink is the Kafka side of a recovery (kafka.Session).
 type sink interface {
+	Limit(ctx context.Context, topic string) (kafka.Limit, error)
 	Produce(ctx context.Context, rec *kgo.Record) error
 	Commit(ctx context.Context, cp *checkpoint.Checkpoint) error
 	Abort(ctx context.Context, cause error)
@@ -188,6 +211,10 @@ func Run(ctx context.Context, db *sql.DB, flavor gtid.Flavor, cfg Config) (Summa
 	pattern, err := route.TopicPattern(cfg.Route.TopicTemplate)
 	if err != nil {
 		return sum, err
+	}
+	if cfg.OnInvalid == relay.InvalidDeadLetter {
+		// The rows diverted by an earlier run are known by their ids too.
+		pattern = regexp.MustCompile("(?:" + pattern.String() + ")|^" + regexp.QuoteMeta(cfg.DeadLetterTopic) + "$")
 	}
 	var sources []*source
 	for _, t := range cfg.Tables {
@@ -256,6 +283,7 @@ type publisher struct {
 
 func (p *publisher) run(ctx context.Context, conn *sql.Conn, sources []*source) error {
 	err := p.tables(ctx, conn, sources)
+	defer p.observe()
 	if p.out == nil {
 		return err
 	}
@@ -306,6 +334,7 @@ func (p *publisher) tables(ctx context.Context, conn *sql.Conn, sources []*sourc
 					return err
 				}
 			}
+			p.observe()
 			if err := wait(ctx, pace.due(p.sum.Rows)); err != nil {
 				return err
 			}
@@ -318,7 +347,9 @@ func (p *publisher) row(ctx context.Context, row *binlog.OutboxRow, txn *binlog.
 	p.sum.Rows++
 	rec, err := p.router.Route(row, txn)
 	if err != nil {
-		return fmt.Errorf("row of %s.%s cannot be routed; nothing after it is published: %w", row.Database, row.Table, err)
+		if rec, err = p.deadLetter(ctx, row, txn, err); err != nil {
+			return err
+		}
 	}
 	tc := p.counts[rec.Topic]
 	if tc == nil {
@@ -359,6 +390,36 @@ func (p *publisher) commit(ctx context.Context) error {
 	p.sum.Published += p.pending
 	p.pending = 0
 	return nil
+}
+
+// deadLetter is the record of a row the router refused with err: its
+// dead letter with OnInvalid dead-letter, else an error naming the row
+// and the fix.
+func (p *publisher) deadLetter(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn, err error) (*kgo.Record, error) {
+	var re *route.RowError
+	if p.cfg.OnInvalid != relay.InvalidDeadLetter || !errors.As(err, &re) {
+		return nil, fmt.Errorf("row of %s.%s cannot be routed; nothing after it is published: %w; give recover the router's settings (--validate-json, --require-uuid, --topic-template, --contracts-dir), or divert such rows to the dead-letter topic with --on-invalid=dead-letter",
+			row.Database, row.Table, err)
+	}
+	fits := func(*kgo.Record) bool { return true }
+	if p.out != nil {
+		lim, err := p.out.Limit(ctx, p.cfg.DeadLetterTopic)
+		if err != nil {
+			return nil, err
+		}
+		fits = func(rec *kgo.Record) bool { return kafka.BatchBytes(rec) <= lim.Bytes }
+	}
+	p.sum.DeadLettered++
+	p.log.Warn().Err(re).Str("event_id", string(row.EventID)).Str("dead_letter_topic", p.cfg.DeadLetterTopic).
+		Bool("dry_run", p.cfg.DryRun).Msg("outbox row diverted to the dead-letter topic")
+	return route.DeadLetter(p.cfg.DeadLetterTopic, row, txn, re, fits), nil
+}
+
+// observe hands the counts to Config.Observe.
+func (p *publisher) observe() {
+	if p.cfg.Observe != nil {
+		p.cfg.Observe(p.sum.Rows, p.sum.Skipped, p.sum.Published)
+	}
 }
 
 // checkpoint produces the router's checkpoint at the snapshot in the

@@ -13,6 +13,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -37,6 +38,9 @@ func (f *fakeSink) Commit(_ context.Context, cp *checkpoint.Checkpoint) error {
 	}
 	f.commits = append(f.commits, len(f.produced))
 	return nil
+}
+func (f *fakeSink) Limit(context.Context, string) (kafka.Limit, error) {
+	return kafka.Limit{Bytes: 1 << 20}, nil
 }
 func (f *fakeSink) Abort(context.Context, error) {}
 func (f *fakeSink) Close(context.Context) error  { return nil }
@@ -183,4 +187,35 @@ func TestPublisherCommitsCheckpointWithLastRecords(t *testing.T) {
 		assert.Equal(t, int64(4), sum.Published)
 		assert.False(t, sum.Checkpointed)
 	})
+}
+
+// TestPublisherDeadLetters: with OnInvalid dead-letter, a row that cannot
+// be routed becomes its dead letter in the dead-letter topic, counted
+// there, and one whose id is known (diverted before) is skipped.
+func TestPublisherDeadLetters(t *testing.T) {
+	out := &fakeSink{}
+	p, sum := newTestPublisher(t, out, kafka.NewIDSet(), 100)
+	p.cfg.OnInvalid, p.cfg.DeadLetterTopic = relay.InvalidDeadLetter, "dlq"
+	bad := testRow(1, "A")
+	bad.AggregateID = nil
+	known := testRow(2, "A")
+	known.AggregateID = nil
+	p.known.Add(known.EventID)
+	for _, r := range []*binlog.OutboxRow{testRow(0, "A"), bad, known, testRow(3, "A")} {
+		require.NoError(t, p.row(t.Context(), r, &binlog.Txn{}))
+	}
+	require.NoError(t, p.run(t.Context(), nil, nil))
+	require.Len(t, out.produced, 3)
+	dl := out.produced[1]
+	assert.Equal(t, "dlq", dl.Topic)
+	kind := ""
+	for _, h := range dl.Headers {
+		if h.Key == route.HeaderErrorKind {
+			kind = string(h.Value)
+		}
+	}
+	assert.NotEmpty(t, kind)
+	assert.Equal(t, int64(2), sum.DeadLettered, "both refused rows are counted")
+	assert.Equal(t, []int64{2, 1, 1}, []int64{p.counts["dlq"].InWindow, p.counts["dlq"].Known, p.counts["dlq"].Published})
+	assert.Equal(t, int64(3), sum.Published)
 }
