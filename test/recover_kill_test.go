@@ -50,11 +50,12 @@ func recoverStage(log string) string {
 // TestRecoverKill: the router publishes under a continuous load and
 // stops; 50,000 rows more are committed and their binlog purged, so run
 // exits 3. recover --since-checkpoint is SIGKILLed at random points (at
-// least 5 times, most while it publishes) and restarted each time, then
-// runs to its end; run streams on while the load goes on. A
-// read_committed consumer reads every committed row exactly once and in
-// order per aggregate, and each attempt publishes only what the ones
-// before it had not committed.
+// least 5 times: most while it publishes, one in its last transaction,
+// which holds the checkpoint) and restarted each time, then runs to its
+// end; the router's checkpoint moves only with that last transaction.
+// run streams on while the load goes on. A read_committed consumer reads
+// every committed row exactly once and in order per aggregate, and each
+// attempt publishes only what the ones before it had not committed.
 func TestRecoverKill(t *testing.T) {
 	rng := faultRand(t)
 	e := newEnv(t, envOpts{})
@@ -103,17 +104,24 @@ func TestRecoverKill(t *testing.T) {
 				return strings.Contains(out(), "recover starting") || !rec.running()
 			})
 			time.Sleep(randDur(rng, 0, 100*time.Millisecond))
+		} else if killed == kills-1 {
+			// In its last transaction, once it produces the checkpoint
+			// after the last rows: before or after the commit, the
+			// records and the checkpoint are there together or not.
+			eventually(t, 2*time.Minute, "recover reaches its last transaction", func() bool {
+				return strings.Contains(out(), "the checkpoint at the snapshot") || !rec.running()
+			})
 		} else {
 			eventually(t, 2*time.Minute, "recover reaches its snapshot", func() bool {
 				return strings.Contains(out(), "snapshot started") || !rec.running()
 			})
 			if watch == nil || killed%2 == 0 {
-				time.Sleep(randDur(rng, 0, 1500*time.Millisecond))
+				time.Sleep(randDur(rng, 300*time.Millisecond, 2*time.Second))
 			}
 		}
 		switch {
 		case !rec.running():
-		case watch != nil && killed%2 == 1:
+		case watch != nil && (killed%2 == 1 || killed == kills-1):
 			a.open, a.onProd = watch.killAtProduce(rec.kill, 3*time.Second)
 		case watch != nil:
 			a.open = watch.kill(rec.kill)
@@ -151,8 +159,14 @@ func TestRecoverKill(t *testing.T) {
 	assert.Equal(t, snap, e.checkpointSet(name), "the checkpoint is the last snapshot's position")
 
 	// What each attempt committed is what the next one found in Kafka.
-	duringPublish := 0
+	duringPublish, inLast := 0, 0
 	for i, a := range attempts[:len(attempts)-1] {
+		if a.killed && a.stage == "committing the last transaction" {
+			inLast++
+			if a.onProd {
+				assert.False(t, a.checkpointed, "attempt %d, killed at a produce request of its last transaction, moved the checkpoint", i+1)
+			}
+		}
 		published := "?"
 		if a.known >= 0 {
 			if next := attempts[i+1].known; next >= 0 {
@@ -170,6 +184,7 @@ func TestRecoverKill(t *testing.T) {
 			i+1, a.killed, a.stage, txn, a.checkpointed, a.known, published)
 	}
 	t.Logf("attempt %d ran to its end: %d rows in the window, %d already in Kafka, %d published, snapshot %s", len(attempts), n, known, pub, snap)
+	assert.Positive(t, inLast, "no kill landed in the last transaction")
 	assert.Positive(t, duringPublish, "no kill landed while recover was publishing and had committed some: the test proved less than it says")
 
 	// run streams on from the recovery's checkpoint while the load goes
@@ -177,7 +192,7 @@ func TestRecoverKill(t *testing.T) {
 	r.restart()
 	col.waitProgress(t, r, 300, time.Minute, "run streams on")
 	v := finishRun(t, e.db, l, col, r, 3*time.Minute)
-	t.Logf("%s; %d rows in the gap, %d attempts (%d SIGKILLs, %d landing while publishing)", v, gap, len(attempts), kills, duringPublish)
+	t.Logf("%s; %d rows in the gap, %d attempts (%d SIGKILLs, %d landing while publishing, %d in the last transaction)", v, gap, len(attempts), kills, duringPublish, inLast)
 	assert.Zero(t, v.Lost)
 	assert.Zero(t, v.Duplicated)
 }

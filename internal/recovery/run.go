@@ -426,12 +426,12 @@ func (p *publisher) observe() {
 // open transaction (one is begun if every record was committed already)
 // and commits it with the records produced since the last commit.
 func (p *publisher) checkpoint(ctx context.Context) error {
+	p.log.Info().Int64("records", p.pending).Str("gtid", p.sum.Snapshot.GTID).
+		Msg("committing the last records with the checkpoint at the snapshot")
 	rec, err := p.cfg.Checkpoint(ctx, p.sum.Snapshot)
 	if err != nil {
 		return fmt.Errorf("the checkpoint at the snapshot (%s): %w", p.sum.Snapshot.GTID, err)
 	}
-	p.log.Info().Int64("records", p.pending).Str("gtid", p.sum.Snapshot.GTID).Str("checkpoint_topic", rec.Topic).
-		Msg("committing the last records with the checkpoint at the snapshot")
 	if err := p.out.Produce(ctx, rec); err != nil {
 		return err
 	}
