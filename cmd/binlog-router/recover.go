@@ -115,8 +115,9 @@ func cmdRecover(ctx context.Context, args []string) int {
 	return exitCode(err)
 }
 
-// runRecover checks that the router is stopped, recovers the window and
-// stores the checkpoint at the snapshot's position.
+// runRecover checks that the router is stopped and fences it, recovers
+// the window, and commits the router's checkpoint at the snapshot's
+// position with the last recovered records.
 func runRecover(ctx context.Context, cfg *config.Config, log zerolog.Logger) (recovery.Summary, error) {
 	force := cfg.Checkpoint.Force
 	if err := cfg.CheckKafkaAuth(ctx); err != nil {
