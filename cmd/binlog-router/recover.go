@@ -5,13 +5,21 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/config"
+	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/logging"
 	"github.com/binlog-router/binlog-router/internal/recovery"
 )
@@ -23,18 +31,25 @@ const recoverUsage = `usage: binlog-router recover (--since T | --since-checkpoi
 Publishes the outbox rows the binlog can no longer give (a binlog purged
 while the router was down, the pending rows of a polling relay, the last
 hour on adoption), reading them from the outbox tables, then stores the
-router's checkpoint (--name) at the position of that read: "run" streams
-on from there, so a row committed during the recovery is published once,
-by run.
+router's checkpoint (--name) at the position of that read, in the same
+Kafka transaction as the last records: "run" streams on from there, so a
+row committed during the recovery is published once, by run.
 
 The rows are read in one consistent snapshot, in primary key order,
---recover-chunk rows per query. A row whose event id the outbox topics
-(those --topic-template can name) already hold is skipped: the topics are
-read with read_committed from --recover-margin before the window's start
-(from their start with --where alone). The others become the records run
-would give them (topic, key, partition, value, headers, timestamp), but
-for an empty binlog_gtid header, produced with the transactional id
-binlog-router-recover-<name> in transactions of --commit-records.
+--recover-chunk rows per query, at most --recover-rate rows per second
+(0: no cap). A row whose event id the outbox topics (those
+--topic-template can name) already hold is skipped: the topics are read
+with read_committed from --recover-margin before the window's start (from
+their start with --where alone). The others become the records run would
+give them (topic, key, partition, value, headers, timestamp), but for an
+empty binlog_gtid header, produced with the transactional id
+binlog-router-recover-<name> in transactions of --commit-records (or of
+10 seconds, whichever ends first). A progress line goes to stderr every 5
+seconds: rows scanned, skipped, published, rate, rows and time left.
+With --metrics-addr it serves /metrics while it runs:
+binlog_router_recover_rows_total{outcome="scanned|skipped|published"}.
+A row that cannot be routed stops it, or with --on-invalid=dead-letter
+goes to --dead-letter-topic, as in run.
 
   --since T           the rows created at or after T (RFC3339)
   --since-checkpoint  the rows created after the stored checkpoint's time,
@@ -44,15 +59,17 @@ binlog-router-recover-<name> in transactions of --commit-records.
   --dry-run           per topic: rows in the window, already in Kafka,
                       to publish, the first ids; publish nothing, store
                       no checkpoint
-  --force             run although the router looks active (it is fenced
-                      by the checkpoint written at the end)
+  --force             run although the router looks active (its
+                      transactional ids are fenced before the first row)
 
 Every flag of "run" is accepted, with its BINLOG_ROUTER_* variable: give
 the command the router's command line or environment.
 
-It refuses while a router of that name looks active (as "checkpoint set").
-The records and the checkpoint are two Kafka transactions: if recover
-stops between them, run it again (it publishes nothing twice) before run.
+It refuses while a router of that name looks active (as "checkpoint set"),
+then fences the router's transactional ids. The checkpoint is committed
+with the last records: a recover stopped before its end leaves the old
+checkpoint and the records it committed; run it again (it publishes
+nothing twice) before run.
 
 Exit status: 0 done (or a dry run); 1 error (nothing is lost: run it
 again); 2 usage (flags, a table without a primary key of one column or
@@ -98,8 +115,9 @@ func cmdRecover(ctx context.Context, args []string) int {
 	return exitCode(err)
 }
 
-// runRecover checks that the router is stopped, recovers the window and
-// stores the checkpoint at the snapshot's position.
+// runRecover checks that the router is stopped and fences it, recovers
+// the window, and commits the router's checkpoint at the snapshot's
+// position with the last recovered records.
 func runRecover(ctx context.Context, cfg *config.Config, log zerolog.Logger) (recovery.Summary, error) {
 	force := cfg.Checkpoint.Force
 	if err := cfg.CheckKafkaAuth(ctx); err != nil {
@@ -137,18 +155,106 @@ func runRecover(ctx context.Context, cfg *config.Config, log zerolog.Logger) (re
 	server := reader.Server()
 	zone, _ := server.DatetimeZone() // nil: a DATETIME creation time is refused by name
 	rc := cfg.RecoverConfig(log, since, zone, "binlog-router-recover-"+cfg.Name)
+	if !cfg.DryRun {
+		if err := fenceRouter(ctx, cfg, adm); err != nil {
+			return recovery.Summary{}, err
+		}
+		rc.Checkpoint = func(ctx context.Context, snap recovery.Snapshot) (*kgo.Record, error) {
+			// A new connection: the server's executed set is read when
+			// a reader opens, and the snapshot is later than reader's.
+			now, err := openSource(ctx, cfg, log)
+			if err != nil {
+				return nil, err
+			}
+			defer now.Close()
+			cp, err := newCheckpoint(ctx, cfg, now, snap.GTID)
+			if err != nil {
+				return nil, err
+			}
+			return cp.Record(cfg.CheckpointTopic)
+		}
+	}
+	if cfg.MetricsAddr != "" {
+		observe, stop, err := serveRecoverMetrics(ctx, cfg.MetricsAddr, log)
+		if err != nil {
+			return recovery.Summary{}, err
+		}
+		defer stop()
+		rc.Observe = observe
+	}
 	log.Info().Time("since", since).Str("where", cfg.Recover.Where).Bool("dry_run", cfg.DryRun).
 		Str("transactional_id", rc.TransactionalID).Msg("recover starting")
 	sum, err := recovery.Run(ctx, reader.DB(), server.Flavor, rc)
 	if err != nil || cfg.DryRun {
 		return sum, err
 	}
-	log.Info().Int64("published", sum.Published).Int64("skipped", sum.Skipped).Str("gtid", sum.Snapshot.GTID).
-		Msg("rows recovered; storing the checkpoint at the snapshot")
-	if err := writeCheckpoint(ctx, cfg, "set", sum.Snapshot.GTID, nil, force, log); err != nil {
-		return sum, fmt.Errorf("the rows are published, the checkpoint is not: %w; run recover again (it publishes nothing twice)", err)
+	was := "none"
+	if old != nil {
+		was = fmt.Sprintf("%q written %s", old.GTIDSet, old.Time.Format(time.RFC3339))
 	}
+	fmt.Fprintf(os.Stderr, "checkpoint %q set to %q (was %s), committed with the last recovered records; run publishes what comes after it\n",
+		cfg.Name, sum.Snapshot.GTID, was)
 	return sum, nil
+}
+
+// fenceRouter creates the checkpoint topic if it is missing and
+// initialises the router's transactional ids, as checkpoint set does: a
+// router of that name still running (--force) is fenced and its open
+// Kafka transactions aborted before the first row is published, so that
+// only the recovery writes the router's checkpoint.
+func fenceRouter(ctx context.Context, cfg *config.Config, adm *kadm.Client) error {
+	if err := kafka.EnsureCheckpointTopic(ctx, adm, cfg.CheckpointTopic); err != nil {
+		return err
+	}
+	for _, id := range kafka.TransactionalIDs(cfg.Name, cfg.KafkaTransactions) {
+		if err := kafka.Fence(ctx, id, cfg.KafkaOpts()...); err != nil {
+			return fmt.Errorf("fencing router %q before the recovery: %w", cfg.Name, err)
+		}
+	}
+	return nil
+}
+
+// serveRecoverMetrics serves /metrics on addr with
+// binlog_router_recover_rows_total{outcome="scanned|skipped|published"}
+// (and the Go runtime's collectors) until stop is called; observe takes
+// the recovery's counts so far (recovery.Config.Observe).
+func serveRecoverMetrics(ctx context.Context, addr string, log zerolog.Logger) (observe func(scanned, skipped, published int64), stop func(), err error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	rows := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "binlog_router_recover_rows_total",
+		Help: "Rows of the recovery's window: scanned (read from the outbox tables), skipped (already in Kafka), published (committed to Kafka).",
+	}, []string{"outcome"})
+	reg.MustRegister(rows)
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("metrics listener on --metrics-addr %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	log.Info().Str("metrics_addr", ln.Addr().String()).Msg("serving the recovery's metrics")
+	var last [3]int64
+	outcomes := [3]string{"scanned", "skipped", "published"}
+	observe = func(scanned, skipped, published int64) {
+		for i, v := range [3]int64{scanned, skipped, published} {
+			if v > last[i] {
+				rows.WithLabelValues(outcomes[i]).Add(float64(v - last[i]))
+				last[i] = v
+			}
+		}
+	}
+	for _, o := range outcomes {
+		rows.WithLabelValues(o)
+	}
+	stop = func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}
+	return observe, stop, nil
 }
 
 // recoverSummary is the lines recover prints on stdout: one per topic,
@@ -169,8 +275,11 @@ func recoverSummary(s recovery.Summary) []string {
 		}
 		lines = append(lines, line)
 	}
-	total := fmt.Sprintf("recover: %d rows in the window, %d already in Kafka (%d ids read from %d records), %d %s, snapshot at %q, %s",
-		s.Rows, s.Skipped, s.KnownIDs, s.Records, s.Published, verb, s.Snapshot.GTID, s.Elapsed.Round(time.Millisecond))
+	total := fmt.Sprintf("recover: %d rows in the window, %d already in Kafka (%d ids read from %d records), %d %s, snapshot at %q, %s (rows read in %s)",
+		s.Rows, s.Skipped, s.KnownIDs, s.Records, s.Published, verb, s.Snapshot.GTID, s.Elapsed.Round(time.Millisecond), s.Reading.Round(time.Millisecond))
+	if s.DeadLettered > 0 {
+		total += fmt.Sprintf("; %d rows that cannot be routed diverted to the dead-letter topic", s.DeadLettered)
+	}
 	if s.DryRun {
 		total += " (dry run: nothing published, no checkpoint stored)"
 	}

@@ -141,6 +141,7 @@ type RecoverFlags struct {
 	Margin          time.Duration // --recover-margin
 	Chunk           int           // --recover-chunk: rows per query
 	MaxKnownIDs     int           // --max-known-ids: cap of the published ids held
+	Rate            int           // --recover-rate: rows read per second at most (0: no cap)
 }
 
 // CheckpointFlags are the flags of `binlog-router checkpoint show`, `set`

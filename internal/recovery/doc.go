@@ -15,7 +15,10 @@
 //     transaction is either wholly in the snapshot, and its GTID in
 //     Snapshot.GTID, or wholly after it.
 //   - Rows are read in primary-key order, Config.Chunk at a time (keyset:
-//     `key > last AND window ORDER BY key LIMIT n`), one chunk in memory.
+//     `key > last AND window ORDER BY key LIMIT n`), one chunk in memory,
+//     at most Config.Rate rows per second (pacer). A progress line every
+//     Config.ProgressEvery gives the counts, the rate and an estimate of
+//     what is left from the key range (keyProgress).
 //     The table needs a primary key of one column.
 //   - Each row becomes the record the router builds for it (route.Router:
 //     topic, key, partition by murmur2 of the key, value, headers,
@@ -30,20 +33,35 @@
 //     their start without Since) up to their last stable offset, read with
 //     read_committed isolation, at most Config.MaxKnownIDs of them.
 //   - Records are produced with Config.TransactionalID (never a router's)
-//     in Kafka transactions of Config.CommitRecords records; a failure
+//     in Kafka transactions of Config.CommitRecords records, or fewer when
+//     one has been open Config.CommitInterval at a chunk's end; a failure
 //     aborts the open one. What was committed stays: a second run skips
 //     it by its ids, so a crash or stop at any moment loses nothing and
 //     publishes nothing twice, provided the second run's window covers
 //     the first's.
-//   - Run writes no checkpoint. The caller stores Snapshot.GTID as the
-//     router's checkpoint after Run returned nil: the records and that
-//     checkpoint are two Kafka transactions, not one. A crash between
-//     them leaves the records without the checkpoint: run recover again
-//     (it publishes nothing twice) before run.
+//   - With Config.Checkpoint (the command sets it; it fences the
+//     router's transactional ids before Run), the router's checkpoint at
+//     Snapshot.GTID is produced after the last row, in the recovery's
+//     last Kafka transaction: the last records and the checkpoint are
+//     committed together or not at all, so no moment sees the records
+//     committed and the old checkpoint standing for a finished
+//     recovery. A stop before that commit leaves the old checkpoint: run
+//     recover again (it publishes nothing twice) before run. Without
+//     Config.Checkpoint, Run writes none.
+//   - A rerun never skips a key range from an earlier run's progress: it
+//     opens a new snapshot, in which rows committed after the earlier
+//     one may hold lower keys than the earlier run had reached (a
+//     transaction that took its AUTO_INCREMENT value before the earlier
+//     snapshot and committed after it), so it reads the whole window
+//     again and skips by id what Kafka holds.
 //   - With DryRun it reads and counts per topic, and produces nothing.
+//   - A row the router refuses stops the recovery before it, or with
+//     Config.OnInvalid dead-letter becomes its dead letter
+//     (route.DeadLetter) in Config.DeadLetterTopic, whose ids are then
+//     read as published too.
 //
-// Not built in this version: resuming a stopped recovery from its
-// progress (a rerun reads the window again and skips what was
-// published), a rate cap, a spill of the id set beyond memory, and
-// dead-lettering a row that cannot be routed (it stops the recovery).
+// Not built in this version: a spill of the id set beyond memory, and
+// the checks run makes before producing (a record too large for its
+// topic, a timestamp the topic refuses): such a record fails its produce
+// and stops the recovery.
 package recovery

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
+	"regexp"
 	"sort"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
@@ -29,6 +32,9 @@ const (
 	DefaultChunk = 1000
 	// DefaultMaxKnownIDs caps the published ids held in memory.
 	DefaultMaxKnownIDs = 5_000_000
+	// DefaultCommitInterval is the longest a recovery's Kafka
+	// transaction stays open before the next chunk boundary commits it.
+	DefaultCommitInterval = 10 * time.Second
 	// dryRunIDs is how many ids a dry run prints per topic.
 	dryRunIDs = 5
 )
@@ -57,15 +63,43 @@ type Config struct {
 	// MaxKnownIDs caps the published ids read from Kafka. Default
 	// DefaultMaxKnownIDs.
 	MaxKnownIDs int
+	// Rate caps the rows read per second, counted from the first chunk
+	// (pacer); 0: no cap.
+	Rate int
+	// CommitInterval: a Kafka transaction open this long is committed
+	// after the chunk that reaches it, so that a slow (Rate) recovery
+	// stays within the transaction timeout. Default
+	// DefaultCommitInterval.
+	CommitInterval time.Duration
+	// ProgressEvery is the interval of the progress lines. Default 5 s.
+	ProgressEvery time.Duration
+	// Observe, if set, is given the counts so far (Summary.Rows, Skipped,
+	// Published) after each chunk and at the end, from Run's goroutine.
+	Observe func(scanned, skipped, published int64)
 
 	// Route builds the records, as the live router does.
 	Route route.Config
+	// OnInvalid is what a row that cannot be routed does, as in the
+	// router: relay.InvalidFail (the default) stops the recovery before
+	// it; relay.InvalidDeadLetter produces route.DeadLetter's record to
+	// DeadLetterTopic (default relay.DefaultDeadLetterTopic) in its
+	// place. That topic is read for published ids too, so a rerun does
+	// not divert a row twice.
+	OnInvalid       relay.InvalidPolicy
+	DeadLetterTopic string
 	// Producer configures the producer (connection options, buffer,
 	// limits); its TransactionalID is ignored.
 	Producer kafka.Config
 	// TransactionalID is the recovery's own transactional id; never a
 	// router's. Required unless DryRun.
 	TransactionalID string
+	// Checkpoint, if set, returns the record of the router's checkpoint
+	// at snap (its GTID set), in the format run reads. It is called once
+	// every row of the window is produced, and the record is produced in
+	// the recovery's last Kafka transaction, which is then committed:
+	// the last records and the checkpoint are committed together or not
+	// at all. An error aborts that transaction. Not called with DryRun.
+	Checkpoint func(ctx context.Context, snap Snapshot) (*kgo.Record, error)
 	// DryRun reads and counts, produces nothing.
 	DryRun bool
 	Logger zerolog.Logger
@@ -84,6 +118,18 @@ func (c *Config) setDefaults() {
 	if c.MaxKnownIDs <= 0 {
 		c.MaxKnownIDs = DefaultMaxKnownIDs
 	}
+	if c.CommitInterval <= 0 {
+		c.CommitInterval = DefaultCommitInterval
+	}
+	if c.ProgressEvery <= 0 {
+		c.ProgressEvery = 5 * time.Second
+	}
+	if c.OnInvalid == "" {
+		c.OnInvalid = relay.DefaultOnInvalid
+	}
+	if c.DeadLetterTopic == "" {
+		c.DeadLetterTopic = relay.DefaultDeadLetterTopic
+	}
 }
 
 func (c *Config) validate() error {
@@ -99,6 +145,9 @@ func (c *Config) validate() error {
 	}
 	if c.Margin < 0 {
 		errs = append(errs, fmt.Errorf("margin %s: use 0 or more", c.Margin))
+	}
+	if c.Rate < 0 {
+		errs = append(errs, fmt.Errorf("rate %d rows/s: use 0 (no cap) or more", c.Rate))
 	}
 	return errors.Join(errs...)
 }
@@ -120,13 +169,22 @@ type Summary struct {
 	Topics    []*TopicCount
 	Rows      int64 // rows of the window read
 	Skipped   int64 // already in Kafka
-	Published int64 // published, committed (DryRun: would be)
-	DryRun    bool
-	Elapsed   time.Duration
+	Published int64 // published, committed (DryRun: would be); dead letters included
+	// DeadLettered: rows that could not be routed, produced to the
+	// dead-letter topic (DryRun: would be), committed or not.
+	DeadLettered int64
+	// Reading is the time from the snapshot to the last row read.
+	Reading time.Duration
+	// Checkpointed: the record Config.Checkpoint returned was committed
+	// with the last records.
+	Checkpointed bool
+	DryRun       bool
+	Elapsed      time.Duration
 }
 
 // sink is the Kafka side of a recovery (kafka.Session).
 type sink interface {
+	Limit(ctx context.Context, topic string) (kafka.Limit, error)
 	Produce(ctx context.Context, rec *kgo.Record) error
 	Commit(ctx context.Context, cp *checkpoint.Checkpoint) error
 	Abort(ctx context.Context, cause error)
@@ -135,8 +193,9 @@ type sink interface {
 
 // Run recovers the window of cfg from the outbox tables of db, a pool of
 // the source server of flavor (see the package documentation for the
-// contract), and returns what it did. The checkpoint is not written:
-// the caller writes Summary.Snapshot.GTID after a nil return.
+// contract), and returns what it did. The router's checkpoint is
+// committed with the last records when cfg.Checkpoint is set
+// (Summary.Checkpointed), and not written otherwise.
 func Run(ctx context.Context, db *sql.DB, flavor gtid.Flavor, cfg Config) (Summary, error) {
 	start := time.Now()
 	cfg.setDefaults()
@@ -152,6 +211,10 @@ func Run(ctx context.Context, db *sql.DB, flavor gtid.Flavor, cfg Config) (Summa
 	pattern, err := route.TopicPattern(cfg.Route.TopicTemplate)
 	if err != nil {
 		return sum, err
+	}
+	if cfg.OnInvalid == relay.InvalidDeadLetter {
+		// The rows diverted by an earlier run are known by their ids too.
+		pattern = regexp.MustCompile("(?:" + pattern.String() + ")|^" + regexp.QuoteMeta(cfg.DeadLetterTopic) + "$")
 	}
 	var sources []*source
 	for _, t := range cfg.Tables {
@@ -205,23 +268,28 @@ func Run(ctx context.Context, db *sql.DB, flavor gtid.Flavor, cfg Config) (Summa
 
 // publisher routes the rows of the window and publishes the unknown ones.
 type publisher struct {
-	cfg     *Config
-	router  *route.Router
-	known   *kafka.IDSet
-	out     sink // nil: dry run
-	counts  map[string]*TopicCount
-	log     zerolog.Logger
-	sum     *Summary
-	pending int64 // produced since the last commit
-	last    time.Time
+	cfg      *Config
+	router   *route.Router
+	known    *kafka.IDSet
+	out      sink // nil: dry run
+	counts   map[string]*TopicCount
+	log      zerolog.Logger
+	sum      *Summary
+	pending  int64     // produced since the last commit
+	txnStart time.Time // the first produce since the last commit
+	reading  time.Time // the first chunk's start
+	last     time.Time // the last progress line
 }
 
 func (p *publisher) run(ctx context.Context, conn *sql.Conn, sources []*source) error {
 	err := p.tables(ctx, conn, sources)
+	defer p.observe()
 	if p.out == nil {
 		return err
 	}
-	if err == nil && p.pending > 0 {
+	if err == nil && p.cfg.Checkpoint != nil {
+		err = p.checkpoint(ctx)
+	} else if err == nil && p.pending > 0 {
 		err = p.commit(ctx)
 	}
 	if err != nil {
@@ -237,10 +305,19 @@ func (p *publisher) run(ctx context.Context, conn *sql.Conn, sources []*source) 
 
 func (p *publisher) tables(ctx context.Context, conn *sql.Conn, sources []*source) error {
 	txn := &binlog.Txn{Time: time.Now()} // no binlog transaction: the binlog_gtid header is empty
+	pace := newPacer(p.cfg.Rate)
+	p.reading = pace.start
+	defer func() { p.sum.Reading = time.Since(pace.start) }()
+	n := pace.chunk(p.cfg.Chunk)
 	for _, s := range sources {
+		kp, err := newKeyProgress(ctx, conn, s)
+		if err != nil {
+			return err
+		}
 		var from any
 		for {
-			last, err := s.chunk(ctx, conn, from, p.cfg.Chunk, p.cfg.Since, p.cfg.Where, p.cfg.UUIDBinary, func(row *binlog.OutboxRow) error {
+			before := p.sum.Rows
+			last, err := s.chunk(ctx, conn, from, n, p.cfg.Since, p.cfg.Where, p.cfg.UUIDBinary, func(row *binlog.OutboxRow) error {
 				return p.row(ctx, row, txn)
 			})
 			if err != nil {
@@ -250,7 +327,17 @@ func (p *publisher) tables(ctx context.Context, conn *sql.Conn, sources []*sourc
 				break
 			}
 			from = last
-			p.progress()
+			kp.read(s.firstKey, p.sum.Rows-before)
+			p.progress(s, kp, last)
+			if p.out != nil && p.pending > 0 && time.Since(p.txnStart) >= p.cfg.CommitInterval {
+				if err := p.commit(ctx); err != nil {
+					return err
+				}
+			}
+			p.observe()
+			if err := wait(ctx, pace.due(p.sum.Rows)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -260,7 +347,9 @@ func (p *publisher) row(ctx context.Context, row *binlog.OutboxRow, txn *binlog.
 	p.sum.Rows++
 	rec, err := p.router.Route(row, txn)
 	if err != nil {
-		return fmt.Errorf("row of %s.%s cannot be routed; nothing after it is published: %w", row.Database, row.Table, err)
+		if rec, err = p.deadLetter(ctx, row, txn, err); err != nil {
+			return err
+		}
 	}
 	tc := p.counts[rec.Topic]
 	if tc == nil {
@@ -284,6 +373,9 @@ func (p *publisher) row(ctx context.Context, row *binlog.OutboxRow, txn *binlog.
 	if err := p.out.Produce(ctx, rec); err != nil {
 		return err
 	}
+	if p.pending == 0 {
+		p.txnStart = time.Now()
+	}
 	p.pending++
 	if p.pending >= int64(p.cfg.CommitRecords) {
 		return p.commit(ctx)
@@ -300,14 +392,74 @@ func (p *publisher) commit(ctx context.Context) error {
 	return nil
 }
 
-// progress logs a line every 5 seconds.
-func (p *publisher) progress() {
-	if time.Since(p.last) < 5*time.Second {
+// deadLetter is the record of a row the router refused with err: its
+// dead letter with OnInvalid dead-letter, else an error naming the row
+// and the fix.
+func (p *publisher) deadLetter(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn, err error) (*kgo.Record, error) {
+	var re *route.RowError
+	if p.cfg.OnInvalid != relay.InvalidDeadLetter || !errors.As(err, &re) {
+		return nil, fmt.Errorf("row of %s.%s cannot be routed; nothing after it is published: %w; give recover the router's settings (--validate-json, --require-uuid, --topic-template, --contracts-dir), or divert such rows to the dead-letter topic with --on-invalid=dead-letter",
+			row.Database, row.Table, err)
+	}
+	fits := func(*kgo.Record) bool { return true }
+	if p.out != nil {
+		lim, err := p.out.Limit(ctx, p.cfg.DeadLetterTopic)
+		if err != nil {
+			return nil, err
+		}
+		fits = func(rec *kgo.Record) bool { return kafka.BatchBytes(rec) <= lim.Bytes }
+	}
+	p.sum.DeadLettered++
+	p.log.Warn().Err(re).Str("event_id", string(row.EventID)).Str("dead_letter_topic", p.cfg.DeadLetterTopic).
+		Bool("dry_run", p.cfg.DryRun).Msg("outbox row diverted to the dead-letter topic")
+	return route.DeadLetter(p.cfg.DeadLetterTopic, row, txn, re, fits), nil
+}
+
+// observe hands the counts to Config.Observe.
+func (p *publisher) observe() {
+	if p.cfg.Observe != nil {
+		p.cfg.Observe(p.sum.Rows, p.sum.Skipped, p.sum.Published)
+	}
+}
+
+// checkpoint produces the router's checkpoint at the snapshot in the
+// open transaction (one is begun if every record was committed already)
+// and commits it with the records produced since the last commit.
+func (p *publisher) checkpoint(ctx context.Context) error {
+	p.log.Info().Int64("records", p.pending).Str("gtid", p.sum.Snapshot.GTID).
+		Msg("committing the last records with the checkpoint at the snapshot")
+	rec, err := p.cfg.Checkpoint(ctx, p.sum.Snapshot)
+	if err != nil {
+		return fmt.Errorf("the checkpoint at the snapshot (%s): %w", p.sum.Snapshot.GTID, err)
+	}
+	if err := p.out.Produce(ctx, rec); err != nil {
+		return err
+	}
+	if err := p.commit(ctx); err != nil {
+		return err
+	}
+	p.sum.Checkpointed = true
+	return nil
+}
+
+// progress logs a line every Config.ProgressEvery: rows read, skipped
+// as already in Kafka, published (committed), the read rate since the
+// first chunk, and the rows and time left of table s estimated from its
+// keys (keyProgress) when it can be.
+func (p *publisher) progress(s *source, kp *keyProgress, last any) {
+	if time.Since(p.last) < p.cfg.ProgressEvery {
 		return
 	}
 	p.last = time.Now()
-	p.log.Info().Int64("rows", p.sum.Rows).Int64("skipped", p.sum.Skipped).Int64("published", p.sum.Published).
-		Bool("dry_run", p.cfg.DryRun).Msg("recovering")
+	ev := p.log.Info().Str("table", s.name.String()).Int64("rows_scanned", p.sum.Rows).Int64("skipped", p.sum.Skipped).
+		Int64("published", p.sum.Published).Bool("dry_run", p.cfg.DryRun)
+	if secs := time.Since(p.reading).Seconds(); secs > 0 {
+		ev = ev.Float64("rows_per_second", math.Round(float64(p.sum.Rows)/secs))
+	}
+	if rows, d, ok := kp.left(last); ok {
+		ev = ev.Int64("table_rows_left_estimate", rows).Str("table_time_left", d.Round(time.Second).String())
+	}
+	ev.Msg("recovering")
 }
 
 // openSink opens a Kafka session with the recovery's own transactional

@@ -13,6 +13,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/relay"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -37,6 +38,9 @@ func (f *fakeSink) Commit(_ context.Context, cp *checkpoint.Checkpoint) error {
 	}
 	f.commits = append(f.commits, len(f.produced))
 	return nil
+}
+func (f *fakeSink) Limit(context.Context, string) (kafka.Limit, error) {
+	return kafka.Limit{Bytes: 1 << 20}, nil
 }
 func (f *fakeSink) Abort(context.Context, error) {}
 func (f *fakeSink) Close(context.Context) error  { return nil }
@@ -133,4 +137,85 @@ func TestPublisherCountsOnlyCommitted(t *testing.T) {
 	require.ErrorContains(t, err, "broker gone")
 	assert.Equal(t, int64(4), sum.Published, "two committed transactions of 2; the fifth record's is not")
 	assert.Equal(t, []int{2, 4}, out.commits)
+}
+
+// TestPublisherCommitsCheckpointWithLastRecords: the checkpoint record
+// is produced after the last row, in the transaction of the last
+// records, and that transaction is committed once, with it; when the
+// checkpoint cannot be built, that transaction is not committed.
+func TestPublisherCommitsCheckpointWithLastRecords(t *testing.T) {
+	cpRec := &kgo.Record{Topic: "checkpoints", Key: []byte("router"), Value: []byte(`{"gtid_set":"0-1-9"}`)}
+	for _, c := range []struct {
+		name    string
+		rows    int
+		commits []int
+	}{
+		{"records in the last transaction", 10, []int{4, 8, 11}},
+		{"every record committed before", 8, []int{4, 8, 9}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := &fakeSink{}
+			p, sum := newTestPublisher(t, out, kafka.NewIDSet(), 4)
+			sum.Snapshot = Snapshot{GTID: "0-1-9"}
+			var at Snapshot
+			p.cfg.Checkpoint = func(_ context.Context, snap Snapshot) (*kgo.Record, error) {
+				at = snap
+				return cpRec, nil
+			}
+			for i := range c.rows {
+				require.NoError(t, p.row(t.Context(), testRow(i, "A"), &binlog.Txn{}))
+			}
+			require.NoError(t, p.run(t.Context(), nil, nil))
+			assert.Equal(t, "0-1-9", at.GTID, "the checkpoint is the snapshot's")
+			assert.Equal(t, c.commits, out.commits, "records produced at each commit")
+			assert.Same(t, cpRec, out.produced[len(out.produced)-1], "the checkpoint is the last record of the last transaction")
+			assert.True(t, sum.Checkpointed)
+			assert.Equal(t, int64(c.rows), sum.Published, "the checkpoint is not counted as a row")
+		})
+	}
+	t.Run("checkpoint refused", func(t *testing.T) {
+		out := &fakeSink{}
+		p, sum := newTestPublisher(t, out, kafka.NewIDSet(), 4)
+		p.cfg.Checkpoint = func(context.Context, Snapshot) (*kgo.Record, error) {
+			return nil, fmt.Errorf("beyond the executed set")
+		}
+		for i := range 6 {
+			require.NoError(t, p.row(t.Context(), testRow(i, "A"), &binlog.Txn{}))
+		}
+		require.ErrorContains(t, p.run(t.Context(), nil, nil), "beyond the executed set")
+		assert.Equal(t, []int{4}, out.commits, "the last records are not committed without the checkpoint")
+		assert.Equal(t, int64(4), sum.Published)
+		assert.False(t, sum.Checkpointed)
+	})
+}
+
+// TestPublisherDeadLetters: with OnInvalid dead-letter, a row that cannot
+// be routed becomes its dead letter in the dead-letter topic, counted
+// there, and one whose id is known (diverted before) is skipped.
+func TestPublisherDeadLetters(t *testing.T) {
+	out := &fakeSink{}
+	p, sum := newTestPublisher(t, out, kafka.NewIDSet(), 100)
+	p.cfg.OnInvalid, p.cfg.DeadLetterTopic = relay.InvalidDeadLetter, "dlq"
+	bad := testRow(1, "A")
+	bad.AggregateID = nil
+	known := testRow(2, "A")
+	known.AggregateID = nil
+	p.known.Add(known.EventID)
+	for _, r := range []*binlog.OutboxRow{testRow(0, "A"), bad, known, testRow(3, "A")} {
+		require.NoError(t, p.row(t.Context(), r, &binlog.Txn{}))
+	}
+	require.NoError(t, p.run(t.Context(), nil, nil))
+	require.Len(t, out.produced, 3)
+	dl := out.produced[1]
+	assert.Equal(t, "dlq", dl.Topic)
+	kind := ""
+	for _, h := range dl.Headers {
+		if h.Key == route.HeaderErrorKind {
+			kind = string(h.Value)
+		}
+	}
+	assert.NotEmpty(t, kind)
+	assert.Equal(t, int64(2), sum.DeadLettered, "both refused rows are counted")
+	assert.Equal(t, []int64{2, 1, 1}, []int64{p.counts["dlq"].InWindow, p.counts["dlq"].Known, p.counts["dlq"].Published})
+	assert.Equal(t, int64(3), sum.Published)
 }

@@ -39,7 +39,8 @@ type source struct {
 	createdAtType string // timestamp or datetime
 	zone          *time.Location
 
-	row binlog.OutboxRow // the row scanned into
+	row      binlog.OutboxRow // the row scanned into
+	firstKey any              // the first key chunk read (nil: none yet)
 }
 
 // textTypes are the data types whose SELECT value is what the binlog
@@ -230,6 +231,9 @@ func (s *source) chunk(ctx context.Context, q querier, from any, n int, since ti
 			return nil, fmt.Errorf("reading a row of %s: %w", s.name, err)
 		}
 		last = string(k)
+		if s.firstKey == nil {
+			s.firstKey = last
+		}
 		r := &s.row
 		*r = binlog.OutboxRow{Database: s.name.Database, Table: s.name.Table}
 		for i, c := range s.cols {
@@ -292,4 +296,5 @@ func (s *source) parseCreated(v string) (time.Time, error) {
 // querier is a connection, a transaction or a pool.
 type querier interface {
 	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
 }
