@@ -4,7 +4,7 @@
 //
 // What it holds, and what each promises:
 //
-//   - Session, one active router session's Kafka side (relay.Sink states
+//   - Session, one active router session's Kafka side (pipeline.Sink states
 //     its contract): Open fences, settles and loads the checkpoint; Limit
 //     gives a topic's batch limit; Produce, Commit (the records with the
 //     checkpoint that covers them, in one transaction for exactly-once),

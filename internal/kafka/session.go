@@ -59,7 +59,7 @@ type SessionConfig struct {
 
 // Session is the Kafka side of one active router session: a producer,
 // the topics' batch limits, and the checkpoint topic. Its methods are
-// called from one goroutine. It is relay.Sink's implementation; see the
+// called from one goroutine. It is pipeline.Sink's implementation; see the
 // contract there.
 type Session struct {
 	cfg    SessionConfig
