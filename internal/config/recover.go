@@ -65,7 +65,7 @@ func (c *Config) RecoverConfig(log zerolog.Logger, since time.Time, zone *time.L
 		MaxKnownIDs:     c.Recover.MaxKnownIDs,
 		Rate:            c.Recover.Rate,
 		Route:           c.RouteConfig(),
-		OnInvalid:       relay.InvalidPolicy(c.OnInvalid),
+		OnInvalid:       pipeline.InvalidPolicy(c.OnInvalid),
 		DeadLetterTopic: c.DeadLetterTopic,
 		Producer: kafka.Config{
 			Kafka:              c.KafkaOpts(),

@@ -17,7 +17,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/kafka"
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/route"
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
@@ -80,12 +80,12 @@ type Config struct {
 	// Route builds the records, as the live router does.
 	Route route.Config
 	// OnInvalid is what a row that cannot be routed does, as in the
-	// router: relay.InvalidFail (the default) stops the recovery before
-	// it; relay.InvalidDeadLetter produces route.DeadLetter's record to
-	// DeadLetterTopic (default relay.DefaultDeadLetterTopic) in its
+	// router: pipeline.InvalidFail (the default) stops the recovery before
+	// it; pipeline.InvalidDeadLetter produces route.DeadLetter's record to
+	// DeadLetterTopic (default pipeline.DefaultDeadLetterTopic) in its
 	// place. That topic is read for published ids too, so a rerun does
 	// not divert a row twice.
-	OnInvalid       relay.InvalidPolicy
+	OnInvalid       pipeline.InvalidPolicy
 	DeadLetterTopic string
 	// Producer configures the producer (connection options, buffer,
 	// limits); its TransactionalID is ignored.
@@ -125,10 +125,10 @@ func (c *Config) setDefaults() {
 		c.ProgressEvery = 5 * time.Second
 	}
 	if c.OnInvalid == "" {
-		c.OnInvalid = relay.DefaultOnInvalid
+		c.OnInvalid = pipeline.DefaultOnInvalid
 	}
 	if c.DeadLetterTopic == "" {
-		c.DeadLetterTopic = relay.DefaultDeadLetterTopic
+		c.DeadLetterTopic = pipeline.DefaultDeadLetterTopic
 	}
 }
 
@@ -212,7 +212,7 @@ func Run(ctx context.Context, db *sql.DB, flavor gtid.Flavor, cfg Config) (Summa
 	if err != nil {
 		return sum, err
 	}
-	if cfg.OnInvalid == relay.InvalidDeadLetter {
+	if cfg.OnInvalid == pipeline.InvalidDeadLetter {
 		// The rows diverted by an earlier run are known by their ids too.
 		pattern = regexp.MustCompile("(?:" + pattern.String() + ")|^" + regexp.QuoteMeta(cfg.DeadLetterTopic) + "$")
 	}
@@ -397,7 +397,7 @@ func (p *publisher) commit(ctx context.Context) error {
 // and the fix.
 func (p *publisher) deadLetter(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn, err error) (*kgo.Record, error) {
 	var re *route.RowError
-	if p.cfg.OnInvalid != relay.InvalidDeadLetter || !errors.As(err, &re) {
+	if p.cfg.OnInvalid != pipeline.InvalidDeadLetter || !errors.As(err, &re) {
 		return nil, fmt.Errorf("row of %s.%s cannot be routed; nothing after it is published: %w; give recover the router's settings (--validate-json, --require-uuid, --topic-template, --contracts-dir), or divert such rows to the dead-letter topic with --on-invalid=dead-letter",
 			row.Database, row.Table, err)
 	}

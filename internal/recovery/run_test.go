@@ -13,7 +13,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/kafka"
-	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -195,7 +195,7 @@ func TestPublisherCommitsCheckpointWithLastRecords(t *testing.T) {
 func TestPublisherDeadLetters(t *testing.T) {
 	out := &fakeSink{}
 	p, sum := newTestPublisher(t, out, kafka.NewIDSet(), 100)
-	p.cfg.OnInvalid, p.cfg.DeadLetterTopic = relay.InvalidDeadLetter, "dlq"
+	p.cfg.OnInvalid, p.cfg.DeadLetterTopic = pipeline.InvalidDeadLetter, "dlq"
 	bad := testRow(1, "A")
 	bad.AggregateID = nil
 	known := testRow(2, "A")

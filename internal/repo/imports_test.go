@@ -102,7 +102,7 @@ var layers = map[string]int{
 	"internal/pipeline":              4,
 	"internal/pipeline/pipelinetest": 4, // tests only: the fakes of the loop's and the relay's tests
 	"internal/relay":                 5,
-	"internal/recovery":              4,
+	"internal/recovery":              5,
 	"internal/replay":                5,
 	"internal/validate":              5,
 	"internal/config":                6,
