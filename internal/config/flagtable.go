@@ -144,7 +144,7 @@ var flagTable = []flagSpec{
 	flagOf(CmdRecover, "recover-margin", recovery.DefaultMargin, "read the outbox topics for published ids from this long before the window's start; --since-checkpoint starts this long before the checkpoint's time", func(c *Config) *time.Duration { return &c.Recover.Margin }),
 	flagOf(CmdRecover, "recover-chunk", recovery.DefaultChunk, "rows read per query, in primary key order", func(c *Config) *int { return &c.Recover.Chunk }),
 	flagOf(CmdRecover, "recover-rate", 0, "read at most this many rows per second (0: no cap)", func(c *Config) *int { return &c.Recover.Rate }),
-	flagOf(CmdRecover, "max-known-ids", recovery.DefaultMaxKnownIDs, "stop if the outbox topics hold more published ids than this in the window (about 40 bytes of memory each)", func(c *Config) *int { return &c.Recover.MaxKnownIDs }),
+	flagOf(CmdRecover, "max-known-ids", recovery.DefaultMaxKnownIDs, "stop if the outbox topics hold more published ids than this in the window (16 bytes of memory each for UUID ids)", func(c *Config) *int { return &c.Recover.MaxKnownIDs }),
 
 	// prune, and run with --prune-interval: which rows, as whom, how fast
 	// (docs/retention.md).

@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
@@ -37,72 +36,6 @@ type IDScan struct {
 	Idle time.Duration
 }
 
-// IDSet is a set of event ids. A canonical UUID is kept as its 16 bytes
-// (about 40 bytes of heap per id in a Go map), any other id as a string.
-type IDSet struct {
-	uuids  map[[16]byte]struct{}
-	others map[string]struct{}
-}
-
-// NewIDSet returns an empty set.
-func NewIDSet() *IDSet {
-	return &IDSet{uuids: map[[16]byte]struct{}{}, others: map[string]struct{}{}}
-}
-
-// Add adds id; it reports whether id was new.
-func (s *IDSet) Add(id []byte) bool {
-	if u, ok := uuidBytes(id); ok {
-		if _, dup := s.uuids[u]; dup {
-			return false
-		}
-		s.uuids[u] = struct{}{}
-		return true
-	}
-	if _, dup := s.others[string(id)]; dup {
-		return false
-	}
-	s.others[string(id)] = struct{}{}
-	return true
-}
-
-// Has reports whether id is in the set.
-func (s *IDSet) Has(id []byte) bool {
-	if u, ok := uuidBytes(id); ok {
-		_, has := s.uuids[u]
-		return has
-	}
-	_, has := s.others[string(id)]
-	return has
-}
-
-// Len is the number of ids in the set.
-func (s *IDSet) Len() int { return len(s.uuids) + len(s.others) }
-
-// uuidBytes parses a canonical 36-character UUID (either case); a UUID
-// in upper case is another event id than in lower case, so only lower
-// case is packed.
-func uuidBytes(id []byte) ([16]byte, bool) {
-	var u [16]byte
-	if len(id) != 36 || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
-		return u, false
-	}
-	for _, c := range id {
-		if c >= 'A' && c <= 'F' {
-			return u, false
-		}
-	}
-	var hx [32]byte
-	copy(hx[0:8], id[0:8])
-	copy(hx[8:12], id[9:13])
-	copy(hx[12:16], id[14:18])
-	copy(hx[16:20], id[19:23])
-	copy(hx[20:32], id[24:36])
-	if _, err := hex.Decode(u[:], hx[:]); err != nil {
-		return u, false
-	}
-	return u, true
-}
-
 // IDScanResult is what ScanIDs read.
 type IDScanResult struct {
 	IDs     *IDSet
@@ -121,6 +54,7 @@ type IDScanResult struct {
 // connection options; the client is closed before it returns.
 func ScanIDs(ctx context.Context, sc IDScan, opts ...kgo.Opt) (IDScanResult, error) {
 	res := IDScanResult{IDs: NewIDSet()}
+	defer res.IDs.seal()
 	if sc.Idle <= 0 {
 		sc.Idle = 30 * time.Second
 	}
@@ -163,6 +97,7 @@ func ScanIDs(ctx context.Context, sc IDScan, opts ...kgo.Opt) (IDScanResult, err
 	}
 	from := map[string]map[int32]kgo.Offset{}
 	left := map[string]map[int32]int64{} // the end offset of each partition not read to its end
+	var records int64                    // the records between the start and end offsets
 	starts.Each(func(o kadm.ListedOffset) {
 		end, _ := ends.Lookup(o.Topic, o.Partition)
 		if o.Offset >= end.Offset {
@@ -173,7 +108,11 @@ func ScanIDs(ctx context.Context, sc IDScan, opts ...kgo.Opt) (IDScanResult, err
 		}
 		from[o.Topic][o.Partition] = kgo.NewOffset().At(o.Offset)
 		left[o.Topic][o.Partition] = end.Offset
+		records += end.Offset - o.Offset
 	})
+	// The records to read bound the ids: the set takes at most that room,
+	// or the cap's, at once, and never grows by copying.
+	res.IDs.reserve(int(min(records, int64(sc.MaxIDs)+1)))
 	if len(from) == 0 {
 		return res, nil
 	}
@@ -226,8 +165,8 @@ func ScanIDs(ctx context.Context, sc IDScan, opts ...kgo.Opt) (IDScanResult, err
 				}
 			}
 		})
-		if res.IDs.Len() > sc.MaxIDs {
-			return res, fmt.Errorf("%w: more than %d in the outbox topics' window; raise --max-known-ids (about 40 bytes of memory per id), or narrow the window (--since later)", ErrTooManyIDs, sc.MaxIDs)
+		if res.IDs.atMost() > sc.MaxIDs && res.IDs.Len() > sc.MaxIDs {
+			return res, fmt.Errorf("%w: more than %d in the outbox topics' window; raise --max-known-ids (16 bytes of memory per UUID id), or narrow the window (--since later)", ErrTooManyIDs, sc.MaxIDs)
 		}
 		if !got {
 			for t, ps := range left {

@@ -60,8 +60,9 @@
 //     (route.DeadLetter) in Config.DeadLetterTopic, whose ids are then
 //     read as published too.
 //
-// Not built in this version: a spill of the id set beyond memory, and
-// the checks run makes before producing (a record too large for its
+// Not built in this version: a spill of the id set beyond memory (it is
+// capped by Config.MaxKnownIDs, 16 bytes per UUID id), and the checks run
+// makes before producing (a record too large for its
 // topic, a timestamp the topic refuses): such a record fails its produce
 // and stops the recovery.
 package recovery
