@@ -8,6 +8,7 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // maxDepth is encoding/json's nesting limit (maxNestingDepth in its
@@ -34,10 +35,14 @@ type decoded struct {
 // number it compares to a big.Rat from its text, which the int64 makes
 // more cheaply. ok is false exactly when UnmarshalJSON returns an error.
 //
-// Every string of the document, keys included, is a substring of one
-// string built as the payload is read, so strings cost no allocation of
-// their own; containers are made once, at their full size, from a stack
-// that is reused between calls. Safe for concurrent use.
+// No string of the document is allocated on its own: the text of a
+// string (or key, or number) without escapes and in UTF-8 is a view of
+// payload, the others are substrings of one string built as the payload
+// is read. So payload must not be modified while the document is in use,
+// and the document must not outlive its use by the caller: Check and
+// CheckStrict keep nothing of it (the texts of a Violation are formatted
+// anew). Containers are made once, at their full size, from a stack that
+// is reused between calls. Safe for concurrent use.
 func decode(payload []byte) (d decoded, ok bool) {
 	p := decoders.Get().(*decoder)
 	d, ok = p.decode(payload)
@@ -51,10 +56,10 @@ var decoders = sync.Pool{New: func() any { return new(decoder) }}
 // decoder holds the stacks of one decode; a decoder in the pool holds no
 // reference to a document.
 type decoder struct {
-	vals   []any    // the values of the open containers, in order
-	keys   []string // the keys of the open objects, one per value of an object in vals
-	frames []frame  // the open containers, innermost last
-	sb     strings.Builder
+	vals   []any           // the values of the open containers, in order
+	keys   []string        // the keys of the open objects, one per value of an object in vals
+	frames []frame         // the open containers, innermost last
+	sb     strings.Builder // the texts that are not views of the payload
 	bad    bool
 }
 
@@ -90,10 +95,6 @@ func (p *decoder) reset() {
 func (p *decoder) decode(b []byte) (decoded, bool) {
 	n := len(b)
 	i := 0
-	// The decoded text of the strings is at most as long as the payload
-	// but for bytes that are not UTF-8 (one byte becomes three); the
-	// builder grows if it must.
-	p.sb.Grow(n)
 	var v any
 value: // a value is expected at b[i:], maybe after whitespace
 	for {
@@ -241,10 +242,12 @@ var plain = func() (t [256]bool) {
 
 // str reads the rest of a string whose opening quote is just before b[i]
 // and returns its decoded text and the index after its closing quote, or
-// -1. The text is what encoding/json's unquote makes of it.
+// -1. The text is what encoding/json's unquote makes of it: a view of b
+// when it has no escape and is UTF-8, else a copy in p.sb.
 func (p *decoder) str(b []byte, i int) (string, int) {
 	n := len(b)
-	start := p.sb.Len()
+	first := i
+	copied := -1 // where in p.sb the text starts; -1 while it is b[first:i] unchanged
 	for {
 		run := i
 		// Eight bytes at a time while none of them is special: the lowest
@@ -268,13 +271,22 @@ func (p *decoder) str(b []byte, i int) (string, int) {
 			return "", -1
 		}
 	special:
-		p.sb.Write(b[run:i])
+		if copied >= 0 {
+			p.sb.Write(b[run:i])
+		}
 		switch c := b[i]; {
 		case c == '"':
-			return p.sb.String()[start:], i + 1
+			if copied < 0 {
+				return view(b[first:i]), i + 1
+			}
+			return p.sb.String()[copied:], i + 1
 		case c == '\\':
 			if i+1 >= n {
 				return "", -1
+			}
+			if copied < 0 {
+				copied = p.sb.Len()
+				p.sb.Write(b[first:i])
 			}
 			switch e := b[i+1]; e {
 			case '"', '\\', '/':
@@ -320,14 +332,26 @@ func (p *decoder) str(b []byte, i int) (string, int) {
 		default:
 			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size == 1 {
+				if copied < 0 {
+					copied = p.sb.Len()
+					p.sb.Write(b[first:i])
+				}
 				p.bad = true
 				p.sb.WriteRune(utf8.RuneError)
-			} else {
+			} else if copied >= 0 {
 				p.sb.Write(b[i : i+size])
 			}
 			i += size
 		}
 	}
+}
+
+// view returns b as a string without copying it (see decode).
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // hex4 returns the value of the four hex digits at b[i:], or -1.
@@ -407,7 +431,5 @@ func (p *decoder) number(b []byte, i int) (any, int) {
 		}
 		return int64(u), i
 	}
-	off := p.sb.Len()
-	p.sb.Write(b[start:i])
-	return json.Number(p.sb.String()[off:]), i
+	return json.Number(view(b[start:i])), i
 }

@@ -78,7 +78,7 @@ func sameAsUnmarshalJSON(t *testing.T, payload []byte) {
 	if !ok {
 		return
 	}
-	if msg := sameDoc(got.doc, want, ""); msg != "" {
+	if msg := sameDoc(got.doc, want, nil); msg != "" {
 		t.Fatal(msg)
 	}
 	if bad := !utf8.Valid(payload); got.badUTF8 != bad {
@@ -87,20 +87,21 @@ func sameAsUnmarshalJSON(t *testing.T, payload []byte) {
 }
 
 // sameDoc returns "" if got is want, numbers of either kind compared by
-// their text, else what differs where.
-func sameDoc(got, want any, at string) string {
+// their text, else what differs where. at is the path to got; it is
+// formatted only on a difference, so deep documents stay linear.
+func sameDoc(got, want any, at []string) string {
 	switch w := want.(type) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
 		if !ok || g == nil || len(g) != len(w) {
-			return fmt.Sprintf("%s: got %#v, want %#v", at, got, want)
+			return fmt.Sprintf("%s: got %#v, want %#v", pointer(at), got, want)
 		}
 		for k, wv := range w {
 			gv, ok := g[k]
 			if !ok {
-				return fmt.Sprintf("%s: no key %q", at, k)
+				return fmt.Sprintf("%s: no key %q", pointer(at), k)
 			}
-			if msg := sameDoc(gv, wv, at+"/"+k); msg != "" {
+			if msg := sameDoc(gv, wv, append(at, k)); msg != "" {
 				return msg
 			}
 		}
@@ -108,10 +109,10 @@ func sameDoc(got, want any, at string) string {
 	case []any:
 		g, ok := got.([]any)
 		if !ok || g == nil || len(g) != len(w) {
-			return fmt.Sprintf("%s: got %#v, want %#v", at, got, want)
+			return fmt.Sprintf("%s: got %#v, want %#v", pointer(at), got, want)
 		}
 		for i := range w {
-			if msg := sameDoc(g[i], w[i], at+"/"+strconv.Itoa(i)); msg != "" {
+			if msg := sameDoc(g[i], w[i], append(at, strconv.Itoa(i))); msg != "" {
 				return msg
 			}
 		}
@@ -127,10 +128,10 @@ func sameDoc(got, want any, at string) string {
 				return ""
 			}
 		}
-		return fmt.Sprintf("%s: got %#v, want %#v", at, got, want)
+		return fmt.Sprintf("%s: got %#v, want %#v", pointer(at), got, want)
 	default:
 		if got != want {
-			return fmt.Sprintf("%s: got %#v, want %#v", at, got, want)
+			return fmt.Sprintf("%s: got %#v, want %#v", pointer(at), got, want)
 		}
 		return ""
 	}
