@@ -2,9 +2,11 @@ package contract
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -240,4 +242,42 @@ func TestLookupDoesNotAllocate(t *testing.T) {
 		}
 	})
 	assert.Zero(t, allocs)
+}
+
+// TestCheckConcurrent: goroutines sharing a Set (and its pooled decoders)
+// get the verdicts each payload gets alone.
+func TestCheckConcurrent(t *testing.T) {
+	dir := writeDir(t, map[string]string{"e.json": orderSchema, "defs/money.json": moneySchema})
+	s, err := Load(dir, MissingFail)
+	require.NoError(t, err)
+	payloads := []string{`{"orderId":"o","amount":1}`, `{"orderId":"o\u00e9","amount":-1}`, `{"orderId":1}`,
+		`{"orderId":"o","amount":1,"items":[{"sku":"a"},{}]}`, `[{"a":`, "\"\xff\""}
+	want := make([]string, len(payloads))
+	for i, p := range payloads {
+		if err := s.Check([]byte("e"), nil, []byte(p)); err != nil {
+			want[i] = err.Error()
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for n := range 200 {
+				i := (g + n) % len(payloads)
+				got := ""
+				if err := s.Check([]byte("e"), nil, []byte(payloads[i])); err != nil {
+					got = err.Error()
+				}
+				if got != want[i] {
+					errs <- fmt.Sprintf("%q: %q, alone %q", payloads[i], got, want[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }
