@@ -26,8 +26,8 @@ func (s *Set) Lookup(eventType, schemaVersion []byte) *Contract {
 		return nil
 	}
 	if len(schemaVersion) > 0 && len(bt.versions) > 0 {
-		if v, ok := canonicalVersion(string(schemaVersion)); ok {
-			if k := bt.versions[v]; k != nil {
+		if v, ok := canonicalVersionBytes(schemaVersion); ok {
+			if k := bt.versions[string(v)]; k != nil {
 				return k
 			}
 		}
@@ -57,12 +57,44 @@ func (s *Set) Check(eventType, schemaVersion, payload []byte) error {
 }
 
 // Check checks payload against this contract: nil, or a *Violation.
+// A payload that is not JSON is a Violation of keyword "json"; strings
+// holding bytes that are not UTF-8 are checked as encoding/json decodes
+// them, with U+FFFD in their place. Safe for concurrent use.
 func (k *Contract) Check(payload []byte) error {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(payload))
-	if err != nil {
-		return &Violation{File: k.File, Keyword: "json", Message: "payload is not JSON: " + err.Error()}
+	d, ok := decode(payload)
+	if !ok {
+		return k.notJSON(payload)
 	}
-	err = k.schema.Validate(doc)
+	return k.validate(d.doc)
+}
+
+// CheckStrict is Check for a caller that also requires the payload to be
+// JSON in UTF-8 (the router's --validate-json): it returns ErrNotJSON,
+// before any check, when the payload is not JSON or not UTF-8, that is
+// exactly when encoding/json.Valid(payload) && utf8.Valid(payload) is
+// false. Reading the payload once answers both, so the caller need not
+// scan it again. Safe for concurrent use.
+func (k *Contract) CheckStrict(payload []byte) error {
+	d, ok := decode(payload)
+	if !ok || d.badUTF8 {
+		return ErrNotJSON
+	}
+	return k.validate(d.doc)
+}
+
+// notJSON is the Violation of a payload that is not JSON, worded as the
+// library's decoder words it.
+func (k *Contract) notJSON(payload []byte) error {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(payload))
+	if err == nil { // not reached: decode rejects what UnmarshalJSON rejects and no more
+		return k.validate(doc)
+	}
+	return &Violation{File: k.File, Keyword: "json", Message: "payload is not JSON: " + err.Error()}
+}
+
+// validate checks a decoded payload: nil, or a *Violation.
+func (k *Contract) validate(doc any) error {
+	err := k.schema.Validate(doc)
 	if err == nil {
 		return nil
 	}

@@ -2,9 +2,11 @@ package contract
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -192,4 +194,90 @@ func TestCheckMissingFail(t *testing.T) {
 func TestPointer(t *testing.T) {
 	assert.Equal(t, "", pointer(nil))
 	assert.Equal(t, "/a~1b/c~0d/0", pointer([]string{"a/b", "c~d", "0"}))
+}
+
+func TestCheckStrict(t *testing.T) {
+	dir := writeDir(t, map[string]string{"e.json": orderSchema, "defs/money.json": moneySchema})
+	s, err := Load(dir, MissingFail)
+	require.NoError(t, err)
+	k := s.Lookup([]byte("e"), nil)
+	require.NotNil(t, k)
+	latin1 := []byte("{\"orderId\":\"caf\xe9\",\"amount\":1}")
+	assert.NoError(t, k.Check(latin1), "Check reads bytes that are not UTF-8 as U+FFFD, as encoding/json does")
+	assert.ErrorIs(t, k.CheckStrict(latin1), ErrNotJSON)
+	assert.ErrorIs(t, k.CheckStrict([]byte(`{"orderId":`)), ErrNotJSON)
+	assert.ErrorIs(t, k.CheckStrict([]byte(`{"orderId":"o","amount":1} x`)), ErrNotJSON)
+	assert.NoError(t, k.CheckStrict([]byte(`{"orderId":"caf\u00e9 \ud800","amount":1}`)), "escapes are UTF-8 text, lone surrogates too")
+	var v *Violation
+	require.ErrorAs(t, k.CheckStrict([]byte(`{"orderId":"o","amount":-1}`)), &v)
+	assert.Equal(t, "minimum", v.Keyword)
+}
+
+// TestCheckNumbersExact: numbers reach the library as their text, so a
+// value too close to a bound for a float64 to tell is still told.
+func TestCheckNumbersExact(t *testing.T) {
+	dir := writeDir(t, map[string]string{"e.json": `{"type":"object","properties":{
+		"n": {"type": "number", "minimum": 0},
+		"i": {"type": "integer", "maximum": 12345678901234567890}}}`})
+	s, err := Load(dir, MissingFail)
+	require.NoError(t, err)
+	e := []byte("e")
+	tiny := `-0.` + strings.Repeat("0", 400) + `1`
+	assert.ErrorIs(t, s.Check(e, nil, []byte(`{"n":`+tiny+`}`)), ErrViolation, "below 0 by 1e-401")
+	assert.NoError(t, s.Check(e, nil, []byte(`{"n":-0}`)))
+	assert.NoError(t, s.Check(e, nil, []byte(`{"n":0.0e5,"i":12345678901234567890}`)))
+	assert.ErrorIs(t, s.Check(e, nil, []byte(`{"i":12345678901234567891}`)), ErrViolation)
+	assert.ErrorIs(t, s.Check(e, nil, []byte(`{"i":1.5}`)), ErrViolation)
+	assert.NoError(t, s.Check(e, nil, []byte(`{"i":1.0,"n":123456789012345678}`)), "1.0 is an integer to JSON Schema")
+}
+
+func TestLookupDoesNotAllocate(t *testing.T) {
+	dir := writeDir(t, map[string]string{"e.json": `{}`, "e.v2.json": `{}`})
+	s, err := Load(dir, MissingFail)
+	require.NoError(t, err)
+	e, v := []byte("e"), []byte("002")
+	allocs := testing.AllocsPerRun(100, func() {
+		if k := s.Lookup(e, v); k == nil || k.SchemaVersion != "2" {
+			t.Fatal("no e.v2.json")
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
+// TestCheckConcurrent: goroutines sharing a Set (and its pooled decoders)
+// get the verdicts each payload gets alone.
+func TestCheckConcurrent(t *testing.T) {
+	dir := writeDir(t, map[string]string{"e.json": orderSchema, "defs/money.json": moneySchema})
+	s, err := Load(dir, MissingFail)
+	require.NoError(t, err)
+	payloads := []string{`{"orderId":"o","amount":1}`, `{"orderId":"o\u00e9","amount":-1}`, `{"orderId":1}`,
+		`{"orderId":"o","amount":1,"items":[{"sku":"a"},{}]}`, `[{"a":`, "\"\xff\""}
+	want := make([]string, len(payloads))
+	for i, p := range payloads {
+		if err := s.Check([]byte("e"), nil, []byte(p)); err != nil {
+			want[i] = err.Error()
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for n := range 200 {
+				i := (g + n) % len(payloads)
+				got := ""
+				if err := s.Check([]byte("e"), nil, []byte(payloads[i])); err != nil {
+					got = err.Error()
+				}
+				if got != want[i] {
+					errs <- fmt.Sprintf("%q: %q, alone %q", payloads[i], got, want[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }

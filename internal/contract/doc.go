@@ -13,6 +13,11 @@
 //   - Check is a pure function of (event type, schema version, payload):
 //     the same row always gives the same verdict, so a row that fails
 //     fails again when retried or replayed.
+//   - The library checks the payload as its own jsonschema.UnmarshalJSON
+//     would decode it; this package decodes it, in one pass and with
+//     fewer allocations, into the same document (FuzzDecode holds it to
+//     that), and CheckStrict also answers whether it is JSON in UTF-8,
+//     so that the router reads a payload with a contract only once.
 //
 // A file of the directory's top level named <event_type>.json is the
 // contract of every payload of that event type; <event_type>.v<N>.json

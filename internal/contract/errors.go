@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Sentinel errors of Check, for errors.Is.
+// Sentinel errors of Check and CheckStrict, for errors.Is.
 var (
 	// ErrViolation: a payload does not satisfy its event type's contract
 	// (Check returns a *Violation).
@@ -14,6 +14,8 @@ var (
 	// ErrMissing: with MissingFail, an event type has no contract (Check
 	// returns a *MissingError).
 	ErrMissing = errors.New("no contract for the event type")
+	// ErrNotJSON: the payload given to CheckStrict is not JSON in UTF-8.
+	ErrNotJSON = errors.New("payload is not JSON in UTF-8")
 )
 
 // Violation is a payload that does not satisfy its contract. It names

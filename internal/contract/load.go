@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -160,6 +161,24 @@ func canonicalVersion(v string) (string, bool) {
 	t := strings.TrimLeft(v, "0")
 	if t == "" {
 		t = "0"
+	}
+	return t, true
+}
+
+// canonicalVersionBytes is canonicalVersion of a column's bytes, without
+// allocating: a subslice of v.
+func canonicalVersionBytes(v []byte) ([]byte, bool) {
+	if len(v) == 0 {
+		return nil, false
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return nil, false
+		}
+	}
+	t := bytes.TrimLeft(v, "0")
+	if len(t) == 0 {
+		t = v[len(v)-1:]
 	}
 	return t, true
 }

@@ -63,3 +63,53 @@ func TestRouteContractMissing(t *testing.T) {
 	assert.Contains(t, err.Error(), `gtid=0-1-42: no contract for event_type "OrderPaid"`)
 	assert.Contains(t, err.Error(), `add "OrderPaid.json" or "OrderPaid.v3.json", or run with --contracts-missing=allow`)
 }
+
+// TestRouteContractIsTheJSONCheck: with --validate-json, a row that has a
+// contract is read once, by the contract's decoding, and still gets the
+// invalid-JSON error rather than a violation; without it, bytes that are
+// not UTF-8 reach the contract as U+FFFD.
+func TestRouteContractIsTheJSONCheck(t *testing.T) {
+	latin1 := []byte("{\"orderId\":\"caf\xe9\",\"customer\":{\"id\":7,\"name\":\"A\"},\"items\":[{\"sku\":\"A\",\"qty\":1,\"price\":1}],\"total\":1}")
+	for _, validate := range []bool{true, false} {
+		r := newRouter(t, func(c *Config) {
+			c.Contracts = testContracts(t, contract.MissingFail)
+			c.ValidateJSON = validate
+		})
+		row := benchRow()
+		for _, p := range [][]byte{[]byte(`{"orderId":`), []byte(`{} {}`), []byte(""), latin1} {
+			row.Payload = p
+			_, err := r.Route(row, testTxn())
+			var re *RowError
+			if !validate && string(p) == string(latin1) {
+				assert.NoError(t, err, "validate=false: %q", p)
+				continue
+			}
+			require.ErrorAs(t, err, &re, "validate=%v: %q", validate, p)
+			if validate {
+				assert.Equal(t, KindInvalidPayloadJSON, re.Kind, "%q", p)
+				assert.Contains(t, err.Error(), "is not valid JSON in UTF-8; write JSON or NULL, or run with --validate-json=false")
+			} else {
+				assert.Equal(t, KindContractViolation, re.Kind, "%q", p)
+				assert.Contains(t, err.Error(), `keyword "json": payload is not JSON`)
+			}
+		}
+	}
+}
+
+// FuzzCheckStrictIsValidJSON: Contract.CheckStrict refuses as not JSON
+// exactly the payloads validJSON refuses, so that the router may skip
+// validJSON for rows with a contract.
+func FuzzCheckStrictIsValidJSON(f *testing.F) {
+	for _, tt := range jsonValidCases {
+		f.Add([]byte(tt.in))
+	}
+	f.Add(benchPayload(500))
+	f.Add([]byte("\"caf\xe9\""))
+	k := testContracts(f, contract.MissingFail).Lookup([]byte("OrderCreated"), nil)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		notJSON := errors.Is(k.CheckStrict(b), contract.ErrNotJSON)
+		if valid := validJSON(b); valid == notJSON {
+			t.Fatalf("validJSON(%q) = %v, CheckStrict not JSON = %v", b, valid, notJSON)
+		}
+	})
+}

@@ -206,6 +206,13 @@ func (r *Router) Route(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, err
 
 // check validates the row's columns in the documented order.
 func (r *Router) check(row *binlog.OutboxRow) *problem {
+	// A payload with a contract is read once: the contract's decoding
+	// also says whether it is JSON in UTF-8, as validJSON would.
+	var k *contract.Contract
+	if r.cfg.Contracts != nil && row.Payload != nil {
+		k = r.cfg.Contracts.Lookup(row.EventType, row.SchemaVersion)
+	}
+	strict := r.cfg.ValidateJSON && k != nil
 	switch {
 	case len(row.EventID) == 0:
 		return newProblem(KindNullEventID, ErrNullEventID,
@@ -219,14 +226,29 @@ func (r *Router) check(row *binlog.OutboxRow) *problem {
 	case len(row.EventType) == 0:
 		return newProblem(KindNullEventType, ErrNullEventType, "event_type is "+nullOrEmpty(row.EventType)+
 			"; every outbox row needs an event_type")
-	case r.cfg.ValidateJSON && row.Payload != nil && !validJSON(row.Payload):
-		return newProblem(KindInvalidPayloadJSON, ErrInvalidPayloadJSON, fmt.Sprintf(
-			"payload (%d bytes) is not valid JSON in UTF-8; write JSON or NULL, or run with --validate-json=false", len(row.Payload)))
+	case r.cfg.ValidateJSON && row.Payload != nil && !strict && !validJSON(row.Payload):
+		return invalidJSON(row.Payload)
 	}
-	if r.cfg.Contracts != nil {
+	switch {
+	case strict:
+		err := k.CheckStrict(row.Payload)
+		if errors.Is(err, contract.ErrNotJSON) {
+			return invalidJSON(row.Payload)
+		}
+		return contractProblem(err)
+	case k != nil:
+		return contractProblem(k.Check(row.Payload))
+	case r.cfg.Contracts != nil:
 		return contractProblem(r.cfg.Contracts.Check(row.EventType, row.SchemaVersion, row.Payload))
 	}
 	return nil
+}
+
+// invalidJSON is the problem of a payload that is not JSON in UTF-8
+// under ValidateJSON.
+func invalidJSON(payload []byte) *problem {
+	return newProblem(KindInvalidPayloadJSON, ErrInvalidPayloadJSON, fmt.Sprintf(
+		"payload (%d bytes) is not valid JSON in UTF-8; write JSON or NULL, or run with --validate-json=false", len(payload)))
 }
 
 // contractProblem is the row's problem of a contract check's error.
