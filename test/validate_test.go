@@ -379,12 +379,14 @@ func TestValidateRetentionAndPurge(t *testing.T) {
 
 	v := runValidate(t, nil, e.args("fresh")...)
 	assert.Equal(t, 0, v.code)
-	assert.Regexp(t, `^OK   binlog retention: binlogs are kept 24.0h \(binlog_expire_logs_seconds=86400\); the checkpoint is 1m\d+s old$`, v.line("OK", "binlog retention"))
+	line := v.line("WARN", "binlog retention")
+	assert.Regexp(t, `^WARN binlog retention: binlogs are kept 24.0h \(binlog_expire_logs_seconds=86400\); the checkpoint is 1m\d+s old, but a router stopped longer than 24.0h \(a weekend\) finds the binlogs after it purged`, line)
+	assert.Contains(t, fixOf(t, line), "binlog-router recover --since-checkpoint")
 
 	v = runValidate(t, nil, e.args("aging")...)
 	assert.Equal(t, 0, v.code)
 	assertFailsHaveFixes(t, v)
-	line := v.line("WARN", "binlog retention")
+	line = v.line("WARN", "binlog retention")
 	assert.Contains(t, line, "more than half")
 	assert.Contains(t, fixOf(t, line), "start the router before")
 

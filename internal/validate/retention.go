@@ -92,7 +92,20 @@ func checkRetention(in retentionInput) Check {
 		return warn(name, fmt.Sprintf("start the router before %s, or %s", deadline, raise),
 			"%s, and the checkpoint was written %s ago, more than half of that: the binlogs after it may be purged from %s on", detail, human(age), deadline)
 	}
+	if keep < shortRetention {
+		return warn(name, shortRetentionFix(raise),
+			"%s; the checkpoint is %s old, but a router stopped longer than %s (a weekend) finds the binlogs after it purged", detail, human(age), human(keep))
+	}
 	return ok(name, "%s; the checkpoint is %s old", detail, human(age))
+}
+
+// shortRetention is the least binlog retention that outlasts a weekend's
+// outage; a shorter one is warned of.
+const shortRetention = 72 * time.Hour
+
+// shortRetentionFix is the fix of a retention shorter than shortRetention.
+func shortRetentionFix(raise string) string {
+	return "raise it to 3 days or more (" + raise + "), or alert on a stopped router (BinlogRouterDown); past it, `binlog-router recover --since-checkpoint` publishes the gap from the outbox table, which must keep its rows as long (docs/recover.md)"
 }
 
 // human formats a duration in days, hours or minutes.

@@ -50,7 +50,8 @@ func TestValidateCheckRetention(t *testing.T) {
 		{"never purged", map[string]string{varExpireSeconds: "0"}, cpAged(100 * 24 * time.Hour), OK, []string{"not purged by age"}},
 		{"purged by size", map[string]string{varExpireSeconds: "0", varMaxBinlogTotal: "1073741824"}, nil, Warn, []string{"max_binlog_total_size=1073741824"}},
 		{"no checkpoint", day, nil, OK, []string{"kept 24.0h", "no checkpoint"}},
-		{"fresh", day, cpAged(time.Hour), OK, []string{"the checkpoint is 1.0h old"}},
+		{"fresh, short retention", day, cpAged(time.Hour), Warn, []string{"the checkpoint is 1.0h old", "a router stopped longer than 24.0h (a weekend)", "binlog-router recover --since-checkpoint"}},
+		{"fresh", map[string]string{varExpireSeconds: "604800"}, cpAged(time.Hour), OK, []string{"kept 7.0d", "the checkpoint is 1.0h old"}},
 		{"past half", day, cpAged(13 * time.Hour), Warn, []string{"more than half", "start the router before 2025-03-01T23:00:00Z"}},
 		{"older than retention", day, cpAged(49 * time.Hour), Fail, []string{"written 2.0d ago", "the server purges binlogs older than that"}},
 	}
