@@ -27,7 +27,7 @@ var owners = []struct {
 		"the in-process fake broker is for tests, the demo and the benchmark"},
 	{"github.com/twmb/franz-go/", []string{"cmd/", "internal/checkpoint", "internal/config", "internal/devenv",
 		"internal/acl", "internal/cetest", "internal/inboxtest", "internal/logging", "internal/metrics", "internal/pipeline", "internal/relay", "internal/replay", "internal/recovery", "internal/route",
-		"internal/kafka", "internal/validate", "inbox", "test/"},
+		"internal/kafka", "internal/validate", "inbox", "examples/", "test/"},
 		"binlog decoding, GTID sets, the outbox schema and the public writer know nothing of Kafka"},
 	{"github.com/santhosh-tekuri/jsonschema/", []string{"internal/contract"},
 		"one package compiles and checks the payload contracts"},
