@@ -268,6 +268,9 @@ func recoverSummary(s recovery.Summary) []string {
 		verb = "would be published"
 	}
 	var lines []string
+	for _, o := range s.Orders {
+		lines = append(lines, fmt.Sprintf("recover: table %s read in %s order: %s", o.Table, o.Order, o.Reason))
+	}
 	for _, t := range s.Topics {
 		line := fmt.Sprintf("recover: topic %s: %d rows in the window, %d already in Kafka, %d %s", t.Topic, t.InWindow, t.Known, t.Published, verb)
 		if len(t.FirstIDs) > 0 {
