@@ -126,6 +126,21 @@ func TestChunkOrderOnMariaDB(t *testing.T) {
 			assert.Equal(t, all, read(1, time.Time{}), "chunks of 1")
 			assert.Equal(t, all[nulls+4:], read(3, base.Add(time.Millisecond)), "a window from the second run on")
 
+			// The progress estimate runs over the creation times, whose
+			// largest is read only through an index.
+			kp, err := newKeyProgress(ctx, db, s, plan.indexed)
+			require.NoError(t, err)
+			assert.Equal(t, tc.index, kp.ok)
+			if tc.index {
+				assert.Equal(t, want[len(want)-1].UnixMicro(), kp.max)
+				s.first = nil
+				last, err := s.chunk(ctx, db, &cursor{key: rows[nulls+4].id}, 6, time.Time{}, "", binlog.UUIDStandard, func(*binlog.OutboxRow) error { return nil })
+				require.NoError(t, err)
+				kp.read(s.first, 6)
+				_, _, ok := kp.left(last.position(s))
+				assert.True(t, ok, "an estimate from the creation times")
+			}
+
 			s.order = OrderKey
 			slices.Sort(all)
 			assert.Equal(t, all, read(3, time.Time{}), "key order: every row once")
