@@ -228,28 +228,8 @@ func (s *source) selectList() string {
 // reads the range of an index on c). A NULL creation time sorts first:
 // after such a row come the NULL rows of greater key, then every other.
 func (s *source) chunk(ctx context.Context, q querier, from *cursor, n int, since time.Time, where string, uuidOrder binlog.UUIDBinary, fn func(*binlog.OutboxRow) error) (*cursor, error) {
-	cond, args := s.window(since, where)
-	key := schema.QuoteIdentifier(s.key)
-	orderBy := key
-	if s.order == OrderCreatedAt {
-		c := schema.QuoteIdentifier(s.createdAt)
-		orderBy = c + ", " + key
-		switch {
-		case from == nil:
-		case from.nullCreated:
-			cond = "((" + c + " IS NULL AND " + key + " > ?) OR " + c + " IS NOT NULL) AND " + cond
-			args = append([]any{from.key}, args...)
-		default:
-			bound := "(SELECT b." + c + " FROM " + s.name.QuotedString() + " AS b WHERE b." + key + " = ?)"
-			cond = "(" + c + " > " + bound + " OR (" + c + " = " + bound + " AND " + key + " > ?)) AND " + cond
-			args = append([]any{from.key, from.key, from.key}, args...)
-		}
-	} else if from != nil {
-		cond = key + " > ? AND " + cond
-		args = append([]any{from.key}, args...)
-	}
-	stmt := "SELECT " + s.selectList() + " FROM " + s.name.QuotedString() + " WHERE " + cond + " ORDER BY " + orderBy + " LIMIT ?"
-	rows, err := q.QueryContext(ctx, stmt, append(args, n)...)
+	stmt, args := s.chunkQuery(from, n, since, where)
+	rows, err := q.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading a chunk of %s: %w", s.name, err)
 	}
@@ -303,6 +283,31 @@ func (s *source) chunk(ctx context.Context, q querier, from *cursor, n int, sinc
 		return nil, fmt.Errorf("reading a chunk of %s: %w", s.name, err)
 	}
 	return last, nil
+}
+
+// chunkQuery is chunk's statement and its arguments.
+func (s *source) chunkQuery(from *cursor, n int, since time.Time, where string) (string, []any) {
+	cond, args := s.window(since, where)
+	key := schema.QuoteIdentifier(s.key)
+	orderBy := key
+	if s.order == OrderCreatedAt {
+		c := schema.QuoteIdentifier(s.createdAt)
+		orderBy = c + ", " + key
+		switch {
+		case from == nil:
+		case from.nullCreated:
+			cond = "((" + c + " IS NULL AND " + key + " > ?) OR " + c + " IS NOT NULL) AND " + cond
+			args = append([]any{from.key}, args...)
+		default:
+			bound := "(SELECT b." + c + " FROM " + s.name.QuotedString() + " AS b WHERE b." + key + " = ?)"
+			cond = "(" + c + " > " + bound + " OR (" + c + " = " + bound + " AND " + key + " > ?)) AND " + cond
+			args = append([]any{from.key, from.key, from.key}, args...)
+		}
+	} else if from != nil {
+		cond = key + " > ? AND " + cond
+		args = append([]any{from.key}, args...)
+	}
+	return "SELECT " + s.selectList() + " FROM " + s.name.QuotedString() + " WHERE " + cond + " ORDER BY " + orderBy + " LIMIT ?", append(args, n)
 }
 
 // position is where c is in the table's order as an integer, for the
