@@ -35,7 +35,10 @@ router's checkpoint (--name) at the position of that read, in the same
 Kafka transaction as the last records: "run" streams on from there, so a
 row committed during the recovery is published once, by run.
 
-The rows are read in one consistent snapshot, in primary key order,
+The rows are read in one consistent snapshot, in the order of
+--recover-order (auto: primary key order for an AUTO_INCREMENT key, else
+created_at order when --column-created-at is mapped, else key order with
+a warning; the summary names the order of each table and why),
 --recover-chunk rows per query, at most --recover-rate rows per second
 (0: no cap). A row whose event id the outbox topics (those
 --topic-template can name) already hold is skipped: the topics are read
@@ -268,6 +271,9 @@ func recoverSummary(s recovery.Summary) []string {
 		verb = "would be published"
 	}
 	var lines []string
+	for _, o := range s.Orders {
+		lines = append(lines, fmt.Sprintf("recover: table %s read in %s order: %s", o.Table, o.Order, o.Reason))
+	}
 	for _, t := range s.Topics {
 		line := fmt.Sprintf("recover: topic %s: %d rows in the window, %d already in Kafka, %d %s", t.Topic, t.InWindow, t.Known, t.Published, verb)
 		if len(t.FirstIDs) > 0 {

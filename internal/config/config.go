@@ -140,6 +140,7 @@ type RecoverFlags struct {
 	Where           string        // --where: rows for which this SQL condition holds
 	Margin          time.Duration // --recover-margin
 	Chunk           int           // --recover-chunk: rows per query
+	Order           string        // --recover-order: auto, key or created-at
 	MaxKnownIDs     int           // --max-known-ids: cap of the published ids held
 	Rate            int           // --recover-rate: rows read per second at most (0: no cap)
 }

@@ -142,7 +142,8 @@ var flagTable = []flagSpec{
 	flagOf(CmdRecover, "since-checkpoint", false, "recover the rows created after the time the router's stored checkpoint was written, less --recover-margin", func(c *Config) *bool { return &c.Recover.SinceCheckpoint }),
 	flagOf(CmdRecover, "where", "", "recover the rows for which this SQL condition holds (e.g. \"status <> 'SENT'\"); with --since, both", func(c *Config) *string { return &c.Recover.Where }),
 	flagOf(CmdRecover, "recover-margin", recovery.DefaultMargin, "read the outbox topics for published ids from this long before the window's start; --since-checkpoint starts this long before the checkpoint's time", func(c *Config) *time.Duration { return &c.Recover.Margin }),
-	flagOf(CmdRecover, "recover-chunk", recovery.DefaultChunk, "rows read per query, in primary key order", func(c *Config) *int { return &c.Recover.Chunk }),
+	flagOf(CmdRecover, "recover-chunk", recovery.DefaultChunk, "rows read per query", func(c *Config) *int { return &c.Recover.Chunk }),
+	flagOf(CmdRecover, "recover-order", string(recovery.DefaultOrder), "order rows are read and published in: auto (key if the primary key is AUTO_INCREMENT, else created-at if --column-created-at is mapped, else key with a warning), key, or created-at", func(c *Config) *string { return &c.Recover.Order }),
 	flagOf(CmdRecover, "recover-rate", 0, "read at most this many rows per second (0: no cap)", func(c *Config) *int { return &c.Recover.Rate }),
 	flagOf(CmdRecover, "max-known-ids", recovery.DefaultMaxKnownIDs, "stop if the outbox topics hold more published ids than this in the window (16 bytes of memory each for UUID ids)", func(c *Config) *int { return &c.Recover.MaxKnownIDs }),
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -33,6 +34,7 @@ func (c *Config) recoverBounds() []bound {
 		{flag: "since-checkpoint", missing: r.Since.Given && r.SinceCheckpoint, msg: "--since and --since-checkpoint both set: give one"},
 		{flag: "recover-margin", missing: r.Margin < 0, msg: fmt.Sprintf("--recover-margin %s: use 0 or more", r.Margin)},
 		{flag: "recover-chunk", value: uint64(max(r.Chunk, 0)), min: 1, max: 100000, why: "rows per query"},
+		{flag: "recover-order", value: cmp.Or(r.Order, string(recovery.DefaultOrder)), allowed: []string{string(recovery.OrderAuto), string(recovery.OrderKey), string(recovery.OrderCreatedAt)}},
 		{flag: "recover-rate", missing: r.Rate < 0, msg: fmt.Sprintf("--recover-rate %d: use 0 (no cap) to 1000000 rows read per second", r.Rate)},
 		{flag: "recover-rate", value: uint64(max(r.Rate, 0)), min: 0, max: 1_000_000, why: "rows read per second, 0 for no cap"},
 		{flag: "max-known-ids", value: uint64(max(r.MaxKnownIDs, 0)), min: 1, max: 1 << 31, why: "published ids held in memory"},
@@ -61,6 +63,7 @@ func (c *Config) RecoverConfig(log zerolog.Logger, since time.Time, zone *time.L
 		Where:           c.Recover.Where,
 		Margin:          c.Recover.Margin,
 		Chunk:           c.Recover.Chunk,
+		Order:           recovery.Order(c.Recover.Order),
 		CommitRecords:   c.CommitRecords,
 		MaxKnownIDs:     c.Recover.MaxKnownIDs,
 		Rate:            c.Recover.Rate,

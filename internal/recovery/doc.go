@@ -14,12 +14,23 @@
 //     performance_schema.log_status while commits are blocked). A
 //     transaction is either wholly in the snapshot, and its GTID in
 //     Snapshot.GTID, or wholly after it.
-//   - Rows are read in primary-key order, Config.Chunk at a time (keyset:
-//     `key > last AND window ORDER BY key LIMIT n`), one chunk in memory,
-//     at most Config.Rate rows per second (pacer). A progress line every
-//     Config.ProgressEvery gives the counts, the rate and an estimate of
-//     what is left from the key range (keyProgress).
-//     The table needs a primary key of one column.
+//   - Rows are read Config.Chunk at a time by keyset, one chunk in memory,
+//     at most Config.Rate rows per second (pacer), in the order
+//     Config.Order gives (order.go): key order (`key > last AND window
+//     ORDER BY key LIMIT n`) or created-at order (`(c > c(last) OR (c =
+//     c(last) AND key > last)) AND window ORDER BY c, key LIMIT n`, c(last)
+//     the last row's value looked up by its key), which reads every row
+//     once however many share a creation time. OrderAuto takes key order
+//     for an AUTO_INCREMENT key, else created-at order when the creation
+//     time column is mapped, else key order with a warning; it never
+//     guesses from a key's values. Either order is a proxy of the commit
+//     order, which the table does not keep: values taken at insert, ties
+//     broken by the key. Summary.Orders says which order each table was
+//     read in and why. A progress line every Config.ProgressEvery gives
+//     the counts, the rate and an estimate of what is left from the key
+//     range, or from the creation time range when an index begins with
+//     the column (keyProgress). The table needs a primary key of one
+//     column.
 //   - Each row becomes the record the router builds for it (route.Router:
 //     topic, key, partition by murmur2 of the key, value, headers,
 //     timestamp from the creation time column), except the binlog_gtid

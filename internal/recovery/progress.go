@@ -19,6 +19,12 @@ import (
 // overestimated, while the time left, also proportional to the keys
 // still to scan, holds. A key that is not an integer gives no estimate,
 // nor do the tables after the one being read.
+//
+// In created-at order the same estimate is made over the creation times
+// (in microseconds, cursor.position), from the first one read to the
+// largest in the snapshot, which is read only when an index begins with
+// the column (else it would scan the table: no estimate). That holds
+// for rows spread evenly over time; a burst still to read makes it low.
 type keyProgress struct {
 	ok         bool  // integer keys, and the largest read
 	first, max int64 // the first key read (once read), the largest in the snapshot
@@ -27,9 +33,30 @@ type keyProgress struct {
 	begin      time.Time
 }
 
-// newKeyProgress reads the largest key of s in the snapshot.
-func newKeyProgress(ctx context.Context, q querier, s *source) (*keyProgress, error) {
+// newKeyProgress reads the largest key of s in the snapshot, or in
+// created-at order the largest creation time when indexed says an index
+// begins with its column.
+func newKeyProgress(ctx context.Context, q querier, s *source, indexed bool) (*keyProgress, error) {
 	kp := &keyProgress{begin: time.Now()}
+	if s.order == OrderCreatedAt {
+		if !indexed {
+			return kp, nil
+		}
+		var v sql.NullString
+		c := schema.QuoteIdentifier(s.createdAt)
+		if s.createdAtType == "timestamp" {
+			c = "UNIX_TIMESTAMP(MAX(" + c + "))"
+		} else {
+			c = "CAST(MAX(" + c + ") AS CHAR)"
+		}
+		if err := q.QueryRowContext(ctx, "SELECT "+c+" FROM "+s.name.QuotedString()).Scan(&v); err != nil {
+			return nil, fmt.Errorf("reading the largest creation time of %s: %w", s.name, err)
+		}
+		if t, err := s.parseCreated(v.String); err == nil && v.Valid && !t.IsZero() {
+			kp.max, kp.ok = t.UnixMicro(), true
+		}
+		return kp, nil
+	}
 	var v sql.NullString
 	if err := q.QueryRowContext(ctx, "SELECT MAX("+schema.QuoteIdentifier(s.key)+") FROM "+s.name.QuotedString()).Scan(&v); err != nil {
 		return nil, fmt.Errorf("reading the largest key of %s: %w", s.name, err)

@@ -57,6 +57,9 @@ type Config struct {
 	Margin time.Duration
 	// Chunk is the rows read per query. Default DefaultChunk.
 	Chunk int
+	// Order is the order each table is read and published in (see
+	// Order's constants). Default DefaultOrder.
+	Order Order
 	// CommitRecords: a Kafka transaction is committed every this many
 	// records, and at the end. Default 10,000.
 	CommitRecords int
@@ -112,6 +115,9 @@ func (c *Config) setDefaults() {
 	if c.Chunk <= 0 {
 		c.Chunk = DefaultChunk
 	}
+	if c.Order == "" {
+		c.Order = DefaultOrder
+	}
 	if c.CommitRecords <= 0 {
 		c.CommitRecords = 10_000
 	}
@@ -149,6 +155,9 @@ func (c *Config) validate() error {
 	if c.Rate < 0 {
 		errs = append(errs, fmt.Errorf("rate %d rows/s: use 0 (no cap) or more", c.Rate))
 	}
+	if !c.Order.Valid() {
+		errs = append(errs, fmt.Errorf("order %q: use %s, %s or %s", c.Order, OrderAuto, OrderKey, OrderCreatedAt))
+	}
 	return errors.Join(errs...)
 }
 
@@ -167,9 +176,10 @@ type Summary struct {
 	KnownIDs  int      // distinct ids read from the outbox topics
 	Records   int64    // records read from the outbox topics
 	Topics    []*TopicCount
-	Rows      int64 // rows of the window read
-	Skipped   int64 // already in Kafka
-	Published int64 // published, committed (DryRun: would be); dead letters included
+	Orders    []TableOrder // the order each table was (would be) read in, and why
+	Rows      int64        // rows of the window read
+	Skipped   int64        // already in Kafka
+	Published int64        // published, committed (DryRun: would be); dead letters included
 	// DeadLettered: rows that could not be routed, produced to the
 	// dead-letter topic (DryRun: would be), committed or not.
 	DeadLettered int64
@@ -217,10 +227,21 @@ func Run(ctx context.Context, db *sql.DB, flavor gtid.Flavor, cfg Config) (Summa
 		pattern = regexp.MustCompile("(?:" + pattern.String() + ")|^" + regexp.QuoteMeta(cfg.DeadLetterTopic) + "$")
 	}
 	var sources []*source
+	indexed := map[*source]bool{}
 	for _, t := range cfg.Tables {
 		s, err := inspectTable(ctx, db, t, cfg.Columns, cfg.Zone, !cfg.Since.IsZero())
 		if err != nil {
 			return sum, err
+		}
+		plan, err := planOrder(ctx, db, s, cfg.Order, cfg.Columns.CreatedAt)
+		if err != nil {
+			return sum, err
+		}
+		s.order, indexed[s] = plan.order, plan.indexed
+		sum.Orders = append(sum.Orders, TableOrder{Table: t.String(), Order: plan.order, Reason: plan.reason})
+		log.Info().Str("table", t.String()).Str("order", string(plan.order)).Str("reason", plan.reason).Msg("recovery read order")
+		for _, w := range plan.warnings {
+			log.Warn().Str("table", t.String()).Str("order", string(plan.order)).Msg(w)
 		}
 		sources = append(sources, s)
 	}
@@ -256,7 +277,7 @@ func Run(ctx context.Context, db *sql.DB, flavor gtid.Flavor, cfg Config) (Summa
 			return sum, err
 		}
 	}
-	p := &publisher{cfg: &cfg, router: router, known: scan.IDs, out: out, counts: map[string]*TopicCount{}, log: log, sum: &sum, last: time.Now()}
+	p := &publisher{cfg: &cfg, router: router, known: scan.IDs, out: out, counts: map[string]*TopicCount{}, log: log, sum: &sum, last: time.Now(), indexed: indexed}
 	err = p.run(ctx, conn, sources)
 	for _, tc := range p.counts {
 		sum.Topics = append(sum.Topics, tc)
@@ -275,10 +296,11 @@ type publisher struct {
 	counts   map[string]*TopicCount
 	log      zerolog.Logger
 	sum      *Summary
-	pending  int64     // produced since the last commit
-	txnStart time.Time // the first produce since the last commit
-	reading  time.Time // the first chunk's start
-	last     time.Time // the last progress line
+	pending  int64            // produced since the last commit
+	txnStart time.Time        // the first produce since the last commit
+	reading  time.Time        // the first chunk's start
+	last     time.Time        // the last progress line
+	indexed  map[*source]bool // created-at order: an index begins with the creation time column
 }
 
 func (p *publisher) run(ctx context.Context, conn *sql.Conn, sources []*source) error {
@@ -310,11 +332,11 @@ func (p *publisher) tables(ctx context.Context, conn *sql.Conn, sources []*sourc
 	defer func() { p.sum.Reading = time.Since(pace.start) }()
 	n := pace.chunk(p.cfg.Chunk)
 	for _, s := range sources {
-		kp, err := newKeyProgress(ctx, conn, s)
+		kp, err := newKeyProgress(ctx, conn, s, p.indexed[s])
 		if err != nil {
 			return err
 		}
-		var from any
+		var from *cursor
 		for {
 			before := p.sum.Rows
 			last, err := s.chunk(ctx, conn, from, n, p.cfg.Since, p.cfg.Where, p.cfg.UUIDBinary, func(row *binlog.OutboxRow) error {
@@ -327,8 +349,8 @@ func (p *publisher) tables(ctx context.Context, conn *sql.Conn, sources []*sourc
 				break
 			}
 			from = last
-			kp.read(s.firstKey, p.sum.Rows-before)
-			p.progress(s, kp, last)
+			kp.read(s.first, p.sum.Rows-before)
+			p.progress(s, kp, last.position(s))
 			if p.out != nil && p.pending > 0 && time.Since(p.txnStart) >= p.cfg.CommitInterval {
 				if err := p.commit(ctx); err != nil {
 					return err
@@ -445,7 +467,8 @@ func (p *publisher) checkpoint(ctx context.Context) error {
 // progress logs a line every Config.ProgressEvery: rows read, skipped
 // as already in Kafka, published (committed), the read rate since the
 // first chunk, and the rows and time left of table s estimated from its
-// keys (keyProgress) when it can be.
+// keys or creation times (keyProgress) when it can be; last is the last
+// row's cursor.position.
 func (p *publisher) progress(s *source, kp *keyProgress, last any) {
 	if time.Since(p.last) < p.cfg.ProgressEvery {
 		return

@@ -35,12 +35,23 @@ type source struct {
 	payload   string // data type of the payload column
 	eventUUID bool   // the event id column is BINARY(16)-like: 16 bytes become UUID text
 
-	createdAt     string // creation time column; "" when not mapped
-	createdAtType string // timestamp or datetime
-	zone          *time.Location
+	createdAt          string // creation time column; "" when not mapped
+	createdAtType      string // timestamp or datetime
+	createdAtPrecision int    // its fractional digits
+	zone               *time.Location
 
-	row      binlog.OutboxRow // the row scanned into
-	firstKey any              // the first key chunk read (nil: none yet)
+	keyAutoIncrement bool  // the primary key column is AUTO_INCREMENT
+	order            Order // OrderKey or OrderCreatedAt (planOrder); "" is OrderKey
+
+	row   binlog.OutboxRow // the row scanned into
+	first any              // the position (cursor.position) of the first row read; nil: none yet
+}
+
+// cursor is the last row a chunk read: where the next chunk starts.
+type cursor struct {
+	key         any       // its primary key, as the driver gives it
+	created     time.Time // its creation time (created-at order)
+	nullCreated bool      // its creation time is NULL (created-at order)
 }
 
 // textTypes are the data types whose SELECT value is what the binlog
@@ -82,17 +93,23 @@ func inspectTable(ctx context.Context, db *sql.DB, table schema.TableName, cols 
 	}
 	s.key = keys[0]
 	types := map[string]string{}
-	rows, err = db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, table.Database, table.Table)
+	precision := map[string]int{}
+	rows, err = db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, EXTRA, COALESCE(DATETIME_PRECISION, 0) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, table.Database, table.Table)
 	if err != nil {
 		return nil, fmt.Errorf("reading the columns of %s: %w", table, err)
 	}
 	for rows.Next() {
-		var n, t string
-		if err := rows.Scan(&n, &t); err != nil {
+		var n, t, extra string
+		var prec int
+		if err := rows.Scan(&n, &t, &extra, &prec); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("reading the columns of %s: %w", table, err)
 		}
 		types[strings.ToLower(n)] = strings.ToLower(t)
+		precision[strings.ToLower(n)] = prec
+		if strings.EqualFold(n, s.key) && strings.Contains(strings.ToLower(extra), "auto_increment") {
+			s.keyAutoIncrement = true
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -139,6 +156,7 @@ func inspectTable(ctx context.Context, db *sql.DB, table schema.TableName, cols 
 				return nil, fmt.Errorf("outbox table %s: %w: creation time column %q is %s; map a TIMESTAMP or DATETIME column with --column-created-at", table, ErrUnusableTable, cols.CreatedAt, t)
 			}
 			s.createdAt, s.createdAtType = cols.CreatedAt, t
+			s.createdAtPrecision = precision[strings.ToLower(cols.CreatedAt)]
 		}
 	}
 	if needCreatedAt && s.createdAt == "" {
@@ -197,26 +215,28 @@ func (s *source) selectList() string {
 	return strings.Join(parts, ", ")
 }
 
-// chunk reads the next at most n rows of the window after key from (from
-// the first when nil) in key order, calling fn for each with the row
-// decoded as the binlog reader decodes it (valid until fn returns), and
-// returns the last key read (nil when none).
-func (s *source) chunk(ctx context.Context, q querier, from any, n int, since time.Time, where string, uuidOrder binlog.UUIDBinary, fn func(*binlog.OutboxRow) error) (any, error) {
-	cond, args := s.window(since, where)
-	key := schema.QuoteIdentifier(s.key)
-	if from != nil {
-		cond = key + " > ? AND " + cond
-		args = append([]any{from}, args...)
-	}
-	stmt := "SELECT " + s.selectList() + " FROM " + s.name.QuotedString() + " WHERE " + cond + " ORDER BY " + key + " LIMIT ?"
-	rows, err := q.QueryContext(ctx, stmt, append(args, n)...)
+// chunk reads the next at most n rows of the window after cursor from
+// (from the first when nil) in the table's order, calling fn for each
+// with the row decoded as the binlog reader decodes it (valid until fn
+// returns), and returns the cursor of the last row read (nil when none).
+//
+// In key order the next chunk is `key > last`. In created-at order it
+// is the rows after the last one in (creation time, key) order: `c >
+// c(last) OR (c = c(last) AND key > last)`, where c(last) is the last
+// row's own value, looked up by its key in the snapshot (a constant
+// subquery: no text or time zone round trip, and the server still
+// reads the range of an index on c). A NULL creation time sorts first:
+// after such a row come the NULL rows of greater key, then every other.
+func (s *source) chunk(ctx context.Context, q querier, from *cursor, n int, since time.Time, where string, uuidOrder binlog.UUIDBinary, fn func(*binlog.OutboxRow) error) (*cursor, error) {
+	stmt, args := s.chunkQuery(from, n, since, where)
+	rows, err := q.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading a chunk of %s: %w", s.name, err)
 	}
 	defer rows.Close()
 	vals := make([]sql.RawBytes, len(s.cols)+2)
 	ptrs := make([]any, 0, len(vals))
-	var last any
+	var last *cursor
 	var k []byte
 	ptrs = append(ptrs, &k)
 	for i := range s.cols {
@@ -230,10 +250,7 @@ func (s *source) chunk(ctx context.Context, q querier, from any, n int, since ti
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, fmt.Errorf("reading a row of %s: %w", s.name, err)
 		}
-		last = string(k)
-		if s.firstKey == nil {
-			s.firstKey = last
-		}
+		last = &cursor{key: string(k), nullCreated: created == nil}
 		r := &s.row
 		*r = binlog.OutboxRow{Database: s.name.Database, Table: s.name.Table}
 		for i, c := range s.cols {
@@ -253,6 +270,10 @@ func (s *source) chunk(ctx context.Context, q querier, from any, n int, since ti
 				return nil, fmt.Errorf("reading %s of row %s=%s of %s: %w", s.createdAt, s.key, k, s.name, err)
 			}
 			r.CreatedAt = t
+			last.created = t
+		}
+		if s.first == nil {
+			s.first = last.position(s)
 		}
 		if err := fn(r); err != nil {
 			return nil, err
@@ -262,6 +283,44 @@ func (s *source) chunk(ctx context.Context, q querier, from any, n int, since ti
 		return nil, fmt.Errorf("reading a chunk of %s: %w", s.name, err)
 	}
 	return last, nil
+}
+
+// chunkQuery is chunk's statement and its arguments.
+func (s *source) chunkQuery(from *cursor, n int, since time.Time, where string) (string, []any) {
+	cond, args := s.window(since, where)
+	key := schema.QuoteIdentifier(s.key)
+	orderBy := key
+	if s.order == OrderCreatedAt {
+		c := schema.QuoteIdentifier(s.createdAt)
+		orderBy = c + ", " + key
+		switch {
+		case from == nil:
+		case from.nullCreated:
+			cond = "((" + c + " IS NULL AND " + key + " > ?) OR " + c + " IS NOT NULL) AND " + cond
+			args = append([]any{from.key}, args...)
+		default:
+			bound := "(SELECT b." + c + " FROM " + s.name.QuotedString() + " AS b WHERE b." + key + " = ?)"
+			cond = "(" + c + " > " + bound + " OR (" + c + " = " + bound + " AND " + key + " > ?)) AND " + cond
+			args = append([]any{from.key, from.key, from.key}, args...)
+		}
+	} else if from != nil {
+		cond = key + " > ? AND " + cond
+		args = append([]any{from.key}, args...)
+	}
+	return "SELECT " + s.selectList() + " FROM " + s.name.QuotedString() + " WHERE " + cond + " ORDER BY " + orderBy + " LIMIT ?", append(args, n)
+}
+
+// position is where c is in the table's order as an integer, for the
+// progress estimate (keyProgress): the key in key order, the creation
+// time in microseconds in created-at order (nil when NULL or zero).
+func (c *cursor) position(s *source) any {
+	if s.order != OrderCreatedAt {
+		return c.key
+	}
+	if c.nullCreated || c.created.IsZero() {
+		return nil
+	}
+	return c.created.UnixMicro()
 }
 
 // parseCreated reads the selected creation time as the binlog reader
