@@ -115,11 +115,7 @@ func TestRecoverPurgedGap(t *testing.T) {
 		}
 	}
 	require.Positive(t, wantKnown, "the window overlaps what was published")
-	sec, frac, _ := strings.Cut(since, ".")
-	s, err := strconv.ParseInt(sec, 10, 64)
-	require.NoError(t, err)
-	us, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
-	sinceArg := time.Unix(s, us*1000).UTC().Format(time.RFC3339Nano)
+	sinceArg := unixMicros(t, since).UTC().Format(time.RFC3339Nano)
 
 	dry := recoverRun(t, args, "--since", sinceArg, "--dry-run")
 	require.Equal(t, 0, dry.code, "dry run: %s", tail(dry.stderr, 3000))

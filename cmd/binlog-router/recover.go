@@ -158,6 +158,9 @@ func runRecover(ctx context.Context, cfg *config.Config, log zerolog.Logger) (re
 	server := reader.Server()
 	zone, _ := server.DatetimeZone() // nil: a DATETIME creation time is refused by name
 	rc := cfg.RecoverConfig(log, since, zone, "binlog-router-recover-"+cfg.Name)
+	if old != nil {
+		rc.CheckpointTime = old.Time
+	}
 	if !cfg.DryRun {
 		if err := fenceRouter(ctx, cfg, adm); err != nil {
 			return recovery.Summary{}, err
@@ -273,6 +276,9 @@ func recoverSummary(s recovery.Summary) []string {
 	var lines []string
 	for _, o := range s.Orders {
 		lines = append(lines, fmt.Sprintf("recover: table %s read in %s order: %s", o.Table, o.Order, o.Reason))
+	}
+	for _, u := range s.Uncovered {
+		lines = append(lines, "recover: not recovered: "+u.String())
 	}
 	for _, t := range s.Topics {
 		line := fmt.Sprintf("recover: topic %s: %d rows in the window, %d already in Kafka, %d %s", t.Topic, t.InWindow, t.Known, t.Published, verb)

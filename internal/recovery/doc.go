@@ -66,6 +66,11 @@
 //     snapshot and committed after it), so it reads the whole window
 //     again and skips by id what Kafka holds.
 //   - With DryRun it reads and counts per topic, and produces nothing.
+//   - Given the stored checkpoint's time (Config.CheckpointTime), it
+//     reports what of the gap after it the window or the table leaves
+//     out (Summary.Uncovered, coverage.go): rows created after it and
+//     before Since, and a table whose oldest row is newer than it. It
+//     reports; it does not refuse.
 //   - A row the router refuses stops the recovery before it, or with
 //     Config.OnInvalid dead-letter becomes its dead letter
 //     (route.DeadLetter) in Config.DeadLetterTopic, whose ids are then

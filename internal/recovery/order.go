@@ -82,12 +82,10 @@ func planOrder(ctx context.Context, q querier, s *source, want Order, createdAtF
 	if p.order != OrderCreatedAt {
 		return p, nil
 	}
-	var n int
-	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.STATISTICS
-		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND SEQ_IN_INDEX = 1 AND COLUMN_NAME = ?`, s.name.Database, s.name.Table, s.createdAt).Scan(&n); err != nil {
-		return p, fmt.Errorf("reading the indexes of %s: %w", s.name, err)
+	var err error
+	if p.indexed, err = s.createdIndexed(ctx, q); err != nil {
+		return p, err
 	}
-	p.indexed = n > 0
 	if !p.indexed {
 		p.warnings = append(p.warnings, fmt.Sprintf("outbox table %s has no index that begins with %q: each chunk's query sorts every row of the window left to read; add one: ALTER TABLE %s ADD INDEX (%s)",
 			s.name, s.createdAt, s.name.QuotedString(), schema.QuoteIdentifier(s.createdAt)))
@@ -104,4 +102,15 @@ func upper(t string) string {
 		return "TIMESTAMP"
 	}
 	return "DATETIME"
+}
+
+// createdIndexed reports whether an index of s begins with its creation
+// time column.
+func (s *source) createdIndexed(ctx context.Context, q querier) (bool, error) {
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.STATISTICS
+		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND SEQ_IN_INDEX = 1 AND COLUMN_NAME = ?`, s.name.Database, s.name.Table, s.createdAt).Scan(&n); err != nil {
+		return false, fmt.Errorf("reading the indexes of %s: %w", s.name, err)
+	}
+	return n > 0, nil
 }

@@ -51,6 +51,10 @@ type Config struct {
 	// Where: only rows for which this SQL condition holds ("" none).
 	// At least one of Since and Where is required.
 	Where string
+	// CheckpointTime is when the router's stored checkpoint was written
+	// (zero: none). The gap after it is compared with the window and the
+	// table: what they leave out is reported (Summary.Uncovered).
+	CheckpointTime time.Time
 	// Margin: the outbox topics are read from Since - Margin (by record
 	// timestamp) for the ids already published; from their start when
 	// Since is zero. Default DefaultMargin.
@@ -177,6 +181,9 @@ type Summary struct {
 	Records   int64    // records read from the outbox topics
 	Topics    []*TopicCount
 	Orders    []TableOrder // the order each table was (would be) read in, and why
+	// Uncovered: per table, what of the gap after the checkpoint the
+	// window or the table leaves out (only tables with something).
+	Uncovered []Uncovered
 	Rows      int64        // rows of the window read
 	Skipped   int64        // already in Kafka
 	Published int64        // published, committed (DryRun: would be); dead letters included
@@ -270,6 +277,16 @@ func Run(ctx context.Context, db *sql.DB, flavor gtid.Flavor, cfg Config) (Summa
 	defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK") }()
 	sum.Snapshot = snap
 	log.Info().Str("gtid", snap.GTID).Str("file", snap.File).Uint64("position", snap.Position).Msg("snapshot started")
+	for _, src := range sources {
+		u, err := src.uncovered(ctx, conn, cfg.CheckpointTime, cfg.Since)
+		if err != nil {
+			return sum, err
+		}
+		if msg := u.String(); msg != "" {
+			sum.Uncovered = append(sum.Uncovered, u)
+			log.Warn().Str("table", u.Table).Int64("rows_before_window", u.Before).Msg(msg)
+		}
+	}
 
 	var out sink
 	if !cfg.DryRun {

@@ -206,13 +206,19 @@ func (s *source) selectList() string {
 	for _, c := range s.cols {
 		parts = append(parts, schema.QuoteIdentifier(c.name))
 	}
-	switch s.createdAtType {
-	case "timestamp":
-		parts = append(parts, "UNIX_TIMESTAMP("+schema.QuoteIdentifier(s.createdAt)+")")
-	case "datetime":
-		parts = append(parts, "CAST("+schema.QuoteIdentifier(s.createdAt)+" AS CHAR)")
+	if s.createdAtType != "" {
+		parts = append(parts, s.createdSelect())
 	}
 	return strings.Join(parts, ", ")
+}
+
+// createdSelect selects the creation time as parseCreated reads it: Unix
+// seconds for a TIMESTAMP, text for a DATETIME.
+func (s *source) createdSelect() string {
+	if s.createdAtType == "timestamp" {
+		return "UNIX_TIMESTAMP(" + schema.QuoteIdentifier(s.createdAt) + ")"
+	}
+	return "CAST(" + schema.QuoteIdentifier(s.createdAt) + " AS CHAR)"
 }
 
 // chunk reads the next at most n rows of the window after cursor from
