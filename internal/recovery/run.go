@@ -176,17 +176,17 @@ type TopicCount struct {
 
 // Summary is what a recovery did.
 type Summary struct {
-	Snapshot  Snapshot // the position the recovery read at; the checkpoint to write
-	KnownIDs  int      // distinct ids read from the outbox topics
-	Records   int64    // records read from the outbox topics
-	Topics    []*TopicCount
-	Orders    []TableOrder // the order each table was (would be) read in, and why
+	Snapshot Snapshot // the position the recovery read at; the checkpoint to write
+	KnownIDs int      // distinct ids read from the outbox topics
+	Records  int64    // records read from the outbox topics
+	Topics   []*TopicCount
+	Orders   []TableOrder // the order each table was (would be) read in, and why
 	// Uncovered: per table, what of the gap after the checkpoint the
 	// window or the table leaves out (only tables with something).
 	Uncovered []Uncovered
-	Rows      int64        // rows of the window read
-	Skipped   int64        // already in Kafka
-	Published int64        // published, committed (DryRun: would be); dead letters included
+	Rows      int64 // rows of the window read
+	Skipped   int64 // already in Kafka
+	Published int64 // published, committed (DryRun: would be); dead letters included
 	// DeadLettered: rows that could not be routed, produced to the
 	// dead-letter topic (DryRun: would be), committed or not.
 	DeadLettered int64
