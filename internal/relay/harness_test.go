@@ -2,8 +2,6 @@ package relay
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -101,17 +99,10 @@ func (h *harness) restart() {
 	h.run()
 }
 
-// await waits, in bubble time, until cond holds; a relay that never gets
-// there fails the test after a minute of bubble time.
+// await waits, in bubble time, until cond holds (pipelinetest.Await).
 func (h *harness) await(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for synctest.Wait(); !cond(); synctest.Wait() {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("waiting for %s: not after a minute; committed %v", what, h.kafka.Txns())
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
+	pipelinetest.Await(h.t, h.kafka, what, cond)
 }
 
 // settle lets every goroutine run until it waits.
@@ -120,8 +111,7 @@ func (h *harness) settle() { synctest.Wait() }
 // committedIDs waits until n event ids are committed and returns them.
 func (h *harness) committedIDs(n int) []string {
 	h.t.Helper()
-	h.await(fmt.Sprintf("%d committed records", n), func() bool { return len(h.kafka.IDs()) >= n })
-	return h.kafka.IDs()
+	return pipelinetest.CommittedIDs(h.t, h.kafka, n)
 }
 
 // checkCommitted checks every committed Kafka transaction
@@ -131,16 +121,7 @@ func (h *harness) checkCommitted() {
 	pipelinetest.CheckCommitted(h.t, h.src, h.kafka)
 }
 
-func mustNoError(t *testing.T, what string, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func mustIs(t *testing.T, err, target error) {
-	t.Helper()
-	if !errors.Is(err, target) {
-		t.Fatalf("error %v, want %v", err, target)
-	}
-}
+var (
+	mustNoError = pipelinetest.MustNoError
+	mustIs      = pipelinetest.MustIs
+)
