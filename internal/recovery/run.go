@@ -507,22 +507,10 @@ func (p *publisher) progress(s *source, kp *keyProgress, last any) {
 // the same id and aborts its open transaction.
 func openSink(ctx context.Context, cfg *Config) (sink, error) {
 	pc := cfg.Producer
-	log := cfg.Logger.With().Str("transactional_id", cfg.TransactionalID).Logger()
-	pc.Log = log
-	s, err := kafka.NewSession(kafka.SessionConfig{
-		Producer:         pc,
-		TransactionalIDs: []string{cfg.TransactionalID},
-		NoCheckpoint:     true,
-		Log:              log,
-	})
+	pc.Log = cfg.Logger
+	s, err := kafka.OpenShadow(ctx, pc, cfg.TransactionalID)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := s.Open(ctx); err != nil {
-		done, cancel := context.WithCancel(context.Background())
-		cancel()
-		_ = s.Close(done)
-		return nil, err
+		return nil, err // not a nil *Session in the interface
 	}
 	return s, nil
 }

@@ -79,30 +79,18 @@ const rowErrorHint = "replay stops at a row it cannot route: give it the router'
 // transaction; the ids of replays are their own, so no router is
 // affected.
 func openShadow(ctx context.Context, cfg *Config) (pipeline.Sink, error) {
-	log := cfg.Logger.With().Str("transactional_id", cfg.TransactionalID).Logger()
-	s, err := kafka.NewSession(kafka.SessionConfig{
-		Producer: kafka.Config{
-			Kafka:              cfg.Kafka,
-			TransactionTimeout: cfg.TransactionTimeout,
-			MaxBufferedRecords: cfg.MaxBufferedRecords,
-			MaxBufferedBytes:   cfg.MaxBufferedBytes,
-			MaxMessageBytes:    cfg.MaxMessageBytes,
-			AutoCreateTopics:   cfg.AutoCreateTopics,
-			Logger:             cfg.Logger,
-			Log:                log,
-		},
-		TransactionalIDs: []string{cfg.TransactionalID},
-		NoCheckpoint:     true,
-		Log:              log,
-	})
+	s, err := kafka.OpenShadow(ctx, kafka.Config{
+		Kafka:              cfg.Kafka,
+		TransactionTimeout: cfg.TransactionTimeout,
+		MaxBufferedRecords: cfg.MaxBufferedRecords,
+		MaxBufferedBytes:   cfg.MaxBufferedBytes,
+		MaxMessageBytes:    cfg.MaxMessageBytes,
+		AutoCreateTopics:   cfg.AutoCreateTopics,
+		Logger:             cfg.Logger,
+		Log:                cfg.Logger,
+	}, cfg.TransactionalID)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := s.Open(ctx); err != nil {
-		done, cancel := context.WithCancel(context.Background())
-		cancel()
-		_ = s.Close(done)
-		return nil, err
+		return nil, err // not a nil *Session in the interface
 	}
 	return s, nil
 }
