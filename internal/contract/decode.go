@@ -1,14 +1,14 @@
 package contract
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"math/bits"
 	"strings"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/binlog-router/binlog-router/internal/jsonscan"
 )
 
 // maxDepth is encoding/json's nesting limit (maxNestingDepth in its
@@ -226,20 +226,6 @@ func (p *decoder) key(b []byte, i int) int {
 	return i + 1
 }
 
-const (
-	swarLo = 0x0101010101010101
-	swarHi = 0x8080808080808080
-)
-
-// plain marks the bytes that stand for themselves inside a string: ASCII
-// but '"', '\\' and the control characters.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
 // str reads the rest of a string whose opening quote is just before b[i]
 // and returns its decoded text and the index after its closing quote, or
 // -1. The text is what encoding/json's unquote makes of it: a view of b
@@ -250,27 +236,9 @@ func (p *decoder) str(b []byte, i int) (string, int) {
 	copied := -1 // where in p.sb the text starts; -1 while it is b[first:i] unchanged
 	for {
 		run := i
-		// Eight bytes at a time while none of them is special: the lowest
-		// set high bit of m marks the first byte that is '"', '\\', < 0x20
-		// or >= 0x80 (a borrow only moves upward, past that byte).
-		for i+8 <= n {
-			x := binary.LittleEndian.Uint64(b[i:])
-			q := x ^ (swarLo * '"')
-			s := x ^ (swarLo * '\\')
-			m := ((x - swarLo*0x20) &^ x) | ((q - swarLo) &^ q) | ((s - swarLo) &^ s) | x
-			if m &= swarHi; m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				goto special
-			}
-			i += 8
-		}
-		for i < n && plain[b[i]] {
-			i++
-		}
-		if i >= n {
+		if i = jsonscan.PlainEnd(b, i); i >= n {
 			return "", -1
 		}
-	special:
 		if copied >= 0 {
 			p.sb.Write(b[run:i])
 		}

@@ -93,6 +93,7 @@ var layers = map[string]int{
 	"internal/cetest":                0,
 	"internal/inboxtest":             1, // above internal/devenv; tests only
 	"internal/repo":                  0,
+	"internal/jsonscan":              0,
 	"internal/binlog":                1,
 	"internal/contract":              1,
 	"internal/route":                 2,

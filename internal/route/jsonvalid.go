@@ -1,9 +1,9 @@
 package route
 
 import (
-	"encoding/binary"
-	"math/bits"
 	"unicode/utf8"
+
+	"github.com/binlog-router/binlog-router/internal/jsonscan"
 )
 
 // maxJSONDepth is encoding/json's nesting limit (maxNestingDepth in its
@@ -156,47 +156,14 @@ func jsonKeyEnd(b []byte, i int) int {
 	return i + 1
 }
 
-// jsonPlain marks the bytes that stand for themselves inside a string:
-// ASCII but '"', '\\' and the control characters. Bytes >= 0x80 start a
-// UTF-8 sequence that is checked.
-var jsonPlain = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-const (
-	swarLo = 0x0101010101010101
-	swarHi = 0x8080808080808080
-)
-
 // jsonStringEnd checks the rest of a string whose opening quote is just
 // before b[i] and returns the index after its closing quote, or -1.
 func jsonStringEnd(b []byte, i int) int {
 	n := len(b)
 	for {
-		// Eight bytes at a time while none of them is special. The lowest
-		// set high bit of m marks the first byte that is '"', '\\', < 0x20
-		// or >= 0x80 (a borrow only moves upward, past that byte).
-		for i+8 <= n {
-			x := binary.LittleEndian.Uint64(b[i:])
-			q := x ^ (swarLo * '"')
-			s := x ^ (swarLo * '\\')
-			m := ((x - swarLo*0x20) &^ x) | ((q - swarLo) &^ q) | ((s - swarLo) &^ s) | x
-			if m &= swarHi; m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				goto special
-			}
-			i += 8
-		}
-		for i < n && jsonPlain[b[i]] {
-			i++
-		}
-		if i >= n {
+		if i = jsonscan.PlainEnd(b, i); i >= n {
 			return -1
 		}
-	special:
 		switch b[i] {
 		case '"':
 			return i + 1

@@ -1,0 +1,28 @@
+package jsonscan
+
+import "testing"
+
+// PlainEnd agrees with a byte-at-a-time scan on every position of inputs
+// that put each kind of special byte at each offset of an 8-byte word.
+func TestPlainEnd(t *testing.T) {
+	slow := func(b []byte, i int) int {
+		for i < len(b) && plain[b[i]] {
+			i++
+		}
+		return i
+	}
+	for _, special := range []byte{'"', '\\', 0x00, 0x1f, 0x80, 0xc3, 0xff} {
+		for at := range 20 {
+			b := []byte("abcdefghijklmnopqrstu ~!")
+			b[at] = special
+			for i := range len(b) + 1 {
+				if got, want := PlainEnd(b, i), slow(b, i); got != want {
+					t.Fatalf("PlainEnd(%q, %d) = %d, want %d", b, i, got, want)
+				}
+			}
+		}
+	}
+	if got := PlainEnd([]byte("plain text only"), 0); got != 15 {
+		t.Fatalf("no special byte: %d, want 15", got)
+	}
+}
