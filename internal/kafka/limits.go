@@ -137,6 +137,33 @@ func (l *TopicLimits) Of(ctx context.Context, topic string) (Limit, error) {
 	return lim, nil
 }
 
+// TooLargeError is a record that cannot fit in a batch of its topic
+// alone: it was not produced. Size is its BatchBytes.
+type TooLargeError struct {
+	Topic string
+	Size  int
+	Limit Limit
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("record for topic %s takes %d bytes in a record batch, over %s (%d bytes); %s",
+		e.Topic, e.Size, e.Limit.Source.Setting(e.Topic), e.Limit.Bytes, e.Limit.Source.Fix(e.Topic, e.Size))
+}
+
+// Check returns a *TooLargeError when rec cannot fit in a batch of its
+// topic alone, reading the topic's limit first (Of, whose error it
+// returns); nil when it fits.
+func (l *TopicLimits) Check(ctx context.Context, rec *kgo.Record) error {
+	lim, err := l.Of(ctx, rec.Topic)
+	if err != nil {
+		return err
+	}
+	if size := BatchBytes(rec); size > lim.Bytes {
+		return &TooLargeError{Topic: rec.Topic, Size: size, Limit: lim}
+	}
+	return nil
+}
+
 func (l *TopicLimits) read(ctx context.Context, topic string) (Limit, error) {
 	flag := Limit{Bytes: l.flag, Source: FromFlag}
 	if l.adm == nil {

@@ -213,19 +213,18 @@ func (s *Session) settle(ctx context.Context, outcomes map[int64]txnOutcome) (Se
 	return st, err
 }
 
-// Limit returns the largest record batch topic takes, reading it from the
-// brokers the first time (TopicLimits.Of).
-func (s *Session) Limit(ctx context.Context, topic string) (Limit, error) {
-	return s.limits.Of(ctx, topic)
-}
-
 // Produce begins a Kafka transaction if none is open (exactly-once) and
 // hands rec over without waiting for its acknowledgement.
 //
-// With PartitionFail, a partition count change of a topic the session
-// writes to (PartitionChangeError) is returned instead, before rec is
-// produced.
+// A record that cannot fit in a batch of its topic alone
+// (TopicLimits.Check) is not produced: a *TooLargeError is returned, and
+// the session goes on. With PartitionFail, a partition count change of a
+// topic the session writes to (PartitionChangeError) is returned instead,
+// before rec is produced.
 func (s *Session) Produce(ctx context.Context, rec *kgo.Record) error {
+	if err := s.limits.Check(ctx, rec); err != nil {
+		return err
+	}
 	if err := s.cfg.Producer.Partitions.Err(); err != nil {
 		return err
 	}
@@ -361,7 +360,13 @@ func (s *Session) closeClients() {
 	s.limits.Close()
 }
 
-// Buffered is the number of records produced and not yet acknowledged:
-// only the producer of the open transaction has any (Commit waits for
-// every record of the one before).
-func (s *Session) Buffered() int64 { return s.p().Buffered() }
+// Buffered is the number of records produced and not yet acknowledged,
+// over the session's producers. It is safe to call from any goroutine
+// (a metric's scrape).
+func (s *Session) Buffered() int64 {
+	var n int64
+	for _, p := range s.ps { // fixed by NewSession
+		n += p.Buffered()
+	}
+	return n
+}

@@ -42,7 +42,7 @@ type Metrics struct {
 	commits       prometheus.Counter
 	commitRecords prometheus.Counter
 	checkpoint    *prometheus.GaugeVec
-	buffered      prometheus.Gauge
+	buffered      atomic.Pointer[func() int64] // the current session's count (BufferedFrom)
 	reconnects    prometheus.Counter
 	replayed      prometheus.Counter
 	errors        *prometheus.CounterVec
@@ -123,9 +123,14 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 		Namespace: Namespace, Name: "checkpoint_info",
 		Help: "1 for the GTID flavor of the stored checkpoint; the GTID set itself is in /readyz and the progress log.",
 	}, []string{"flavor"})
-	m.buffered = prometheus.NewGauge(prometheus.GaugeOpts{
+	buffered := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "kafka_buffered_records",
 		Help: "Records buffered in the Kafka producer, not yet acknowledged.",
+	}, func() float64 {
+		if f := m.buffered.Load(); f != nil {
+			return float64((*f)())
+		}
+		return 0
 	})
 	m.reconnects = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "reconnects_total",
@@ -207,7 +212,7 @@ func New(reg *prometheus.Registry, opts ...Opt) *Metrics {
 	m.latency = newLatency()
 	m.latency.register(reg)
 	reg.MustRegister(m.eventsRouted, m.bytesRouted, m.transactions, m.commits, m.commitRecords,
-		m.checkpoint, m.buffered, m.reconnects, m.replayed, m.errors, m.deadLetters, m.ddl, m.refusing, m.partChanges,
+		m.checkpoint, buffered, m.reconnects, m.replayed, m.errors, m.deadLetters, m.ddl, m.refusing, m.partChanges,
 		lag, age, caughtUp, build, ready, txnAge, m.txnTimeout)
 	m.kafka.register(reg)
 	m.outages = newOutages(reg)

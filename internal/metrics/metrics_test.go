@@ -22,7 +22,7 @@ func TestServeMetricsValues(t *testing.T) {
 	m.Routed("users", 50)
 	m.Transactions(3)
 	m.Committed(mysqlSet, clk.now().Add(-4*time.Second), 3, time.Time{})
-	m.Buffered(7)
+	m.BufferedFrom(func() int64 { return 7 })
 	m.Reconnect()
 	m.RowError("invalid_payload_json")
 	m.DeadLetter("invalid_payload_json")

@@ -79,8 +79,10 @@ func (m *Metrics) CaughtUp() {
 // RowError counts a row that could not be routed, by kind.
 func (m *Metrics) RowError(kind string) { m.Failed(kind) }
 
-// Buffered reports franz-go's buffered record count.
-func (m *Metrics) Buffered(records int64) { m.buffered.Set(float64(records)) }
+// BufferedFrom makes f the source of binlog_router_kafka_buffered_records,
+// read at each scrape: the active session's count of records produced and
+// not yet acknowledged. f must be safe to call from any goroutine.
+func (m *Metrics) BufferedFrom(f func() int64) { m.buffered.Store(&f) }
 
 // Methods beyond relay.Metrics and binlog.Observer, for the reporters that
 // count those.

@@ -27,7 +27,7 @@ func TestTooLargeNamesTheSetting(t *testing.T) {
 		{kafka.FromBroker, []string{"over the brokers' message.max.bytes (20000 bytes)", "raise the brokers' message.max.bytes"}},
 		{kafka.FromFlag, []string{"over --max-message-bytes (20000 bytes)", "raise --max-message-bytes to at least 60123"}},
 	} {
-		msg := tooLarge(row, txn, "orders", 60123, kafka.Limit{Bytes: 20000, Source: c.src}).Error()
+		msg := TooLarge(row, txn, &kafka.TooLargeError{Topic: "orders", Size: 60123, Limit: kafka.Limit{Bytes: 20000, Source: c.src}}).Error()
 		for _, w := range append(c.want, "shop.outbox", "event_id=5b0c1b4e-7a35-4c89-9a0b-1c1d2e3f4a5b", "gtid=0-1-42", "takes 60123 bytes") {
 			if !strings.Contains(msg, w) {
 				t.Errorf("%v: %q lacks %q", c.src, msg, w)

@@ -16,9 +16,10 @@
 // reader.
 //
 // Every row is routed alike under both policies: the topic's record batch
-// limit (a record that cannot fit is a row error: toolarge.go), dead
-// letters by OnInvalid (InvalidFail stops the loop with the row's error,
-// InvalidDeadLetter writes it to DeadLetterTopic in the same Kafka
+// limit (a record the Sink refuses as too large is a row error:
+// deadletter.go), dead letters by OnInvalid (InvalidFail stops the loop
+// with the row's error, InvalidDeadLetter writes it to DeadLetterTopic,
+// its payload truncated to fit, in the same Kafka
 // transaction and goes on), and refused timestamps (timestamps.go: a row
 // whose record timestamp the brokers refused, INVALID_TIMESTAMP for its
 // whole batch, becomes such a row error in the next session, which starts

@@ -126,11 +126,6 @@ func (l *Loop) run(ctx context.Context, q *binlog.Queue) error {
 			if err := l.commitIf(work, l.dueCount() || l.dueTime()); err != nil {
 				return fail(err)
 			}
-			select {
-			case <-tick.C:
-				l.cfg.Metrics.Buffered(l.out.Buffered())
-			default:
-			}
 			if l.stopDue(st) {
 				return finish()
 			}
@@ -157,7 +152,6 @@ func (l *Loop) run(ctx context.Context, q *binlog.Queue) error {
 		case <-q.Ready():
 		case <-linger.C:
 		case <-tick.C:
-			l.cfg.Metrics.Buffered(l.out.Buffered())
 			if err := l.commitIf(work, l.dueTime()); err != nil {
 				return fail(err)
 			}
@@ -216,11 +210,8 @@ func (l *Loop) handle(ctx context.Context, b binlog.Batch, st *stop) (stopped bo
 			l.cfg.Metrics.Transactions(done)
 			return true, nil
 		}
-		rec, err := l.record(ctx, row, row.Txn)
+		rec, err := l.emit(ctx, row, row.Txn)
 		if err != nil {
-			return false, err
-		}
-		if err := l.produce(ctx, rec); err != nil {
 			return false, err
 		}
 		l.at.openRows++
@@ -305,10 +296,11 @@ func (l *Loop) splittable() bool {
 // broker would abort it.
 func (l *Loop) splitAge() time.Duration { return l.cfg.TransactionTimeout / 2 }
 
-// record builds the record of one row: its routed record, or by policy
-// its dead-letter record, or an error that stops the loop. A record that
-// cannot fit in a batch of its topic (kafka.TopicLimits) is a row error.
-func (l *Loop) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, error) {
+// emit produces the record of one row and returns it: its routed
+// record, or by policy its dead-letter record; or it returns an error
+// that stops the loop. A record that cannot fit in a batch of its topic
+// (a *kafka.TooLargeError from the sink) is a row error.
+func (l *Loop) emit(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, error) {
 	rec, err := l.router.Route(row, txn)
 	if err == nil && l.passSpec.TopicPrefix != "" {
 		rec.Topic = l.passSpec.TopicPrefix + rec.Topic
@@ -317,21 +309,17 @@ func (l *Loop) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Tx
 		}
 	}
 	if err == nil {
-		lim, lerr := l.out.Limit(ctx, rec.Topic)
-		if lerr != nil {
-			return nil, lerr
-		}
-		if size := kafka.BatchBytes(rec); size > lim.Bytes {
-			err = tooLarge(row, txn, rec.Topic, size, lim)
-		}
-	}
-	if err == nil {
 		if re := l.ts.rowError(row, txn); re != nil {
 			err = re
 		}
 	}
 	if err == nil {
-		return rec, nil
+		err = l.produce(ctx, rec)
+		var tl *kafka.TooLargeError
+		if !errors.As(err, &tl) {
+			return rec, err
+		}
+		err = TooLarge(row, txn, tl)
 	}
 	var re *route.RowError
 	if !errors.As(err, &re) {
@@ -345,17 +333,9 @@ func (l *Loop) record(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Tx
 		}
 		return nil, fmt.Errorf("%w; %s", err, hint)
 	}
-	lim, err := l.out.Limit(ctx, l.cfg.DeadLetterTopic)
-	if err != nil {
-		return nil, err
-	}
 	l.cfg.Metrics.DeadLetter(string(re.Kind))
 	l.log.Warn().Err(re).Str("dead_letter_topic", l.cfg.DeadLetterTopic).Msg("outbox row diverted to the dead-letter topic")
-	dl := route.DeadLetter(l.cfg.DeadLetterTopic, row, txn, re, func(rec *kgo.Record) bool { return kafka.BatchBytes(rec) <= lim.Bytes })
-	if re.Kind == KindInvalidTimestamp {
-		dl.Timestamp = time.Now() // the row's own would be refused again
-	}
-	return dl, nil
+	return ProduceDeadLetter(ctx, l.produce, l.cfg.DeadLetterTopic, row, txn, re)
 }
 
 func (l *Loop) produce(ctx context.Context, rec *kgo.Record) error {
@@ -367,7 +347,7 @@ func (l *Loop) produce(ctx context.Context, rec *kgo.Record) error {
 	}
 	l.cur.records++
 	l.events++
-	if l.pass != nil && l.out.Buffered() == 0 {
+	if l.pass != nil && l.passSpec.DryRun {
 		// A dry run's sink keeps nothing for Kafka: a binlog transaction
 		// it cannot commit inside is no stall.
 		l.progress()

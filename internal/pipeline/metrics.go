@@ -23,8 +23,6 @@ type Metrics interface {
 	// Failed counts an error by kind; the loop reports "commit" when a
 	// commit point fails.
 	Failed(kind string)
-	// Buffered reports franz-go's buffered record count.
-	Buffered(records int64)
 }
 
 // NopMetrics measures nothing: the default.
@@ -37,4 +35,3 @@ func (NopMetrics) CaughtUp()                                   {}
 func (NopMetrics) RowError(string)                             {}
 func (NopMetrics) DeadLetter(string)                           {}
 func (NopMetrics) Failed(string)                               {}
-func (NopMetrics) Buffered(int64)                              {}

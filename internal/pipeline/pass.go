@@ -48,6 +48,9 @@ type PassSpec struct {
 	// RowErrorHint is the fix named when a row cannot be routed and
 	// Config.OnInvalid is InvalidFail; "" names the live router's.
 	RowErrorHint string
+	// DryRun: the sink produces nothing to Kafka (it prints), so a binlog
+	// transaction longer than the Kafka timeout is no stall.
+	DryRun bool
 }
 
 // RunPass runs the loop as pass p: it reads source after from, routes the

@@ -26,19 +26,19 @@ type Sink interface {
 	// final. On error nothing was produced.
 	Open(ctx context.Context) (*checkpoint.Checkpoint, error)
 
-	// Limit returns the largest record batch topic takes
-	// (kafka.TopicLimits), reading it from the brokers the first time; an
-	// error means they could not be asked.
-	Limit(ctx context.Context, topic string) (kafka.Limit, error)
-
 	// Produce hands rec over without waiting for its acknowledgement,
 	// beginning a Kafka transaction if none is open (exactly-once). It
 	// blocks while the producer's buffer is full, until ctx ends. A
 	// record that fails is returned by the next Commit or Close. rec's
-	// bytes must stay unchanged until it is acknowledged. An error (the
-	// transaction could not begin, or a topic's partition count changed
-	// under kafka.PartitionFail: a kafka.PartitionChangeError, before rec
-	// is produced) ends the session.
+	// bytes must stay unchanged until it is acknowledged.
+	//
+	// A record that cannot fit in a batch of its topic alone is not
+	// produced: a *kafka.TooLargeError (kafka.TopicLimits.Check) is
+	// returned, and the session goes on. Any other error ends the
+	// session: the topic's limit could not be read, the transaction could
+	// not begin, or a topic's partition count changed under
+	// kafka.PartitionFail (a kafka.PartitionChangeError, before rec is
+	// produced).
 	Produce(ctx context.Context, rec *kgo.Record) error
 
 	// Commit makes every record produced since the last Commit durable
@@ -71,10 +71,6 @@ type Sink interface {
 	// that error; then it releases the clients. A second Close does
 	// nothing.
 	Close(ctx context.Context) error
-
-	// Buffered is the number of records produced and not yet
-	// acknowledged.
-	Buffered() int64
 }
 
 var _ Sink = (*kafka.Session)(nil)

@@ -201,7 +201,6 @@ type Summary struct {
 
 // sink is the Kafka side of a recovery (kafka.Session).
 type sink interface {
-	Limit(ctx context.Context, topic string) (kafka.Limit, error)
 	Produce(ctx context.Context, rec *kgo.Record) error
 	Commit(ctx context.Context, cp *checkpoint.Checkpoint) error
 	Abort(ctx context.Context, cause error)
@@ -385,10 +384,12 @@ func (p *publisher) tables(ctx context.Context, conn *sql.Conn, sources []*sourc
 func (p *publisher) row(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn) error {
 	p.sum.Rows++
 	rec, err := p.router.Route(row, txn)
+	var re *route.RowError
 	if err != nil {
-		if rec, err = p.deadLetter(ctx, row, txn, err); err != nil {
+		if re, err = p.refused(row, err); err != nil {
 			return err
 		}
+		rec = route.DeadLetter(p.cfg.DeadLetterTopic, row, txn, re, func(*kgo.Record) bool { return true })
 	}
 	tc := p.counts[rec.Topic]
 	if tc == nil {
@@ -409,8 +410,20 @@ func (p *publisher) row(ctx context.Context, row *binlog.OutboxRow, txn *binlog.
 		p.sum.Published++
 		return nil
 	}
-	if err := p.out.Produce(ctx, rec); err != nil {
-		return err
+	if re == nil {
+		err := p.out.Produce(ctx, rec)
+		var tl *kafka.TooLargeError
+		if errors.As(err, &tl) {
+			re, err = p.refused(row, pipeline.TooLarge(row, txn, tl))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if re != nil {
+		if _, err := pipeline.ProduceDeadLetter(ctx, p.out.Produce, p.cfg.DeadLetterTopic, row, txn, re); err != nil {
+			return err
+		}
 	}
 	if p.pending == 0 {
 		p.txnStart = time.Now()
@@ -431,27 +444,19 @@ func (p *publisher) commit(ctx context.Context) error {
 	return nil
 }
 
-// deadLetter is the record of a row the router refused with err: its
-// dead letter with OnInvalid dead-letter, else an error naming the row
+// refused is the row error of a row the router refused with err, to be
+// dead-lettered with OnInvalid dead-letter; else an error naming the row
 // and the fix.
-func (p *publisher) deadLetter(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn, err error) (*kgo.Record, error) {
+func (p *publisher) refused(row *binlog.OutboxRow, err error) (*route.RowError, error) {
 	var re *route.RowError
 	if p.cfg.OnInvalid != pipeline.InvalidDeadLetter || !errors.As(err, &re) {
 		return nil, fmt.Errorf("row of %s.%s cannot be routed; nothing after it is published: %w; give recover the router's settings (--validate-json, --require-uuid, --topic-template, --contracts-dir), or divert such rows to the dead-letter topic with --on-invalid=dead-letter",
 			row.Database, row.Table, err)
 	}
-	fits := func(*kgo.Record) bool { return true }
-	if p.out != nil {
-		lim, err := p.out.Limit(ctx, p.cfg.DeadLetterTopic)
-		if err != nil {
-			return nil, err
-		}
-		fits = func(rec *kgo.Record) bool { return kafka.BatchBytes(rec) <= lim.Bytes }
-	}
 	p.sum.DeadLettered++
 	p.log.Warn().Err(re).Str("event_id", string(row.EventID)).Str("dead_letter_topic", p.cfg.DeadLetterTopic).
 		Bool("dry_run", p.cfg.DryRun).Msg("outbox row diverted to the dead-letter topic")
-	return route.DeadLetter(p.cfg.DeadLetterTopic, row, txn, re, fits), nil
+	return re, nil
 }
 
 // observe hands the counts to Config.Observe.

@@ -39,9 +39,6 @@ func (f *fakeSink) Commit(_ context.Context, cp *checkpoint.Checkpoint) error {
 	f.commits = append(f.commits, len(f.produced))
 	return nil
 }
-func (f *fakeSink) Limit(context.Context, string) (kafka.Limit, error) {
-	return kafka.Limit{Bytes: 1 << 20}, nil
-}
 func (f *fakeSink) Abort(context.Context, error) {}
 func (f *fakeSink) Close(context.Context) error  { return nil }
 

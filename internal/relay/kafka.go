@@ -50,7 +50,12 @@ func (b brokers) newSink() (pipeline.Sink, error) {
 	if b.cfg.Delivery == ExactlyOnce {
 		sc.TransactionalIDs = kafka.TransactionalIDs(b.cfg.Name, b.cfg.KafkaTransactions)
 	}
-	return kafka.NewSession(sc)
+	s, err := kafka.NewSession(sc)
+	if err != nil {
+		return nil, err
+	}
+	b.cfg.Metrics.BufferedFrom(s.Buffered)
+	return s, nil
 }
 
 // producerConfig is the producer of a router; the session makes it

@@ -22,6 +22,10 @@ type Metrics interface {
 	// own whose decided markers a session wrote (kafka.SessionConfig
 	// OnRepaired); it is called from Open, on the relay goroutine.
 	TransactionRepaired(committed bool)
+	// BufferedFrom gives the active session's count of records produced
+	// and not yet acknowledged (kafka.Session.Buffered), which is safe to
+	// call from any goroutine; it is called when a session is created.
+	BufferedFrom(f func() int64)
 }
 
 type nopMetrics struct{ pipeline.NopMetrics }
@@ -29,3 +33,4 @@ type nopMetrics struct{ pipeline.NopMetrics }
 func (nopMetrics) KafkaTransaction(time.Time) {}
 func (nopMetrics) KafkaOutage(time.Duration)  {}
 func (nopMetrics) TransactionRepaired(bool)   {}
+func (nopMetrics) BufferedFrom(func() int64)  {}

@@ -96,13 +96,13 @@ func newPrinter(cfg *Config, out io.Writer) (*printer, error) {
 // Open does nothing: a dry run has no producer and no checkpoint.
 func (p *printer) Open(context.Context) (*checkpoint.Checkpoint, error) { return nil, nil }
 
-// Limit is the topic's limit, read from the brokers the first time.
-func (p *printer) Limit(ctx context.Context, topic string) (kafka.Limit, error) {
-	return p.limits.Of(ctx, topic)
-}
-
-// Produce writes rec's Line.
+// Produce writes rec's Line, or returns a *kafka.TooLargeError when rec
+// would not fit in a batch of its topic (the topic's limit is read from
+// the brokers the first time).
 func (p *printer) Produce(ctx context.Context, rec *kgo.Record) error {
+	if err := p.limits.Check(ctx, rec); err != nil {
+		return err
+	}
 	n, ok := p.partitions[rec.Topic]
 	if !ok {
 		var err error
@@ -152,6 +152,3 @@ func (p *printer) Close(context.Context) error {
 	}
 	return nil
 }
-
-// Buffered is 0: a line is written when it is produced.
-func (p *printer) Buffered() int64 { return 0 }

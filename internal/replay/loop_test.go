@@ -32,10 +32,10 @@ type fakeSink struct {
 var _ pipeline.Sink = (*fakeSink)(nil)
 
 func (f *fakeSink) Open(context.Context) (*checkpoint.Checkpoint, error) { return nil, nil }
-func (f *fakeSink) Limit(context.Context, string) (kafka.Limit, error) {
-	return kafka.Limit{Bytes: f.limit, Source: kafka.FromFlag}, nil
-}
-func (f *fakeSink) Produce(_ context.Context, rec *kgo.Record) error {
+func (f *fakeSink) Produce(ctx context.Context, rec *kgo.Record) error {
+	if err := kafka.FlagLimits(f.limit).Check(ctx, rec); err != nil {
+		return err
+	}
 	id := ""
 	for _, h := range rec.Headers {
 		if h.Key == "id" {
@@ -59,7 +59,6 @@ func (f *fakeSink) Commit(_ context.Context, cp *checkpoint.Checkpoint) error {
 }
 func (f *fakeSink) Abort(context.Context, error) { f.added = slices.Clone(f.committed) }
 func (f *fakeSink) Close(context.Context) error  { return nil }
-func (f *fakeSink) Buffered() int64              { return 0 }
 
 // scriptSource queues what its script queues, then waits for the end of
 // its context, as a reader that has caught up.

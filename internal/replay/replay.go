@@ -66,7 +66,7 @@ func Run(ctx context.Context, cfg Config, reader *binlog.Reader) (Summary, error
 // pass runs the live router's loop over the range of b, reading from source
 // and producing into out (open), and keeps sum up to date.
 func pass(ctx context.Context, cfg *Config, source pipeline.Source, out pipeline.Sink, b *bounds, sum *Summary) error {
-	spec := pipeline.PassSpec{TopicPrefix: cfg.TopicPrefix, RowErrorHint: rowErrorHint}
+	spec := pipeline.PassSpec{TopicPrefix: cfg.TopicPrefix, RowErrorHint: rowErrorHint, DryRun: cfg.DryRun}
 	return pipeline.RunPass(ctx, cfg.loopConfig(), spec, source, cfg.From, out, &rangePass{bounds: b, sum: sum})
 }
 

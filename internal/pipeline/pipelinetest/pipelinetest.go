@@ -280,11 +280,10 @@ func (s *Sink) Open(context.Context) (*checkpoint.Checkpoint, error) {
 	return nil, nil
 }
 
-func (s *Sink) Limit(ctx context.Context, topic string) (kafka.Limit, error) {
-	return s.limits.Of(ctx, topic)
-}
-
-func (s *Sink) Produce(_ context.Context, rec *kgo.Record) error {
+func (s *Sink) Produce(ctx context.Context, rec *kgo.Record) error {
+	if err := s.limits.Check(ctx, rec); err != nil {
+		return err
+	}
 	s.k.Mu.Lock()
 	delay := s.k.ProduceDelay
 	s.k.Mu.Unlock()
@@ -410,7 +409,6 @@ func (s *Sink) Abort(_ context.Context, cause error) {
 }
 
 func (s *Sink) Close(ctx context.Context) error { return s.flush(ctx) }
-func (s *Sink) Buffered() int64                 { return 0 }
 
 // decodeCheckpoint returns the checkpoint rec carries, or nil for an
 // outbox record.
