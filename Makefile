@@ -55,13 +55,16 @@ test-short: ## unit tests only (no servers)
 
 # test-faults: runs of each fault suite (N), the variant (FAULTS=long unless
 # set otherwise) and the suites (RUN, a go test -run pattern; default every
-# Fault, Crash, Failover, HA, Rolling and Cluster suite).
-N      ?= 1
-FAULTS ?= long
-RUN    ?=
+# Fault, Crash, Failover, HA, Rolling and Cluster suite). RESULTS=FILE
+# appends every run to FILE and counts all its runs of the same commit,
+# broker and variant, so N=20 can be gathered in parts.
+N       ?= 1
+FAULTS  ?= long
+RUN     ?=
+RESULTS ?=
 
 test-faults: $(if $(filter apache,$(BINLOG_ROUTER_TEST_BROKER)),kafka-jars) ## each fault suite N times (make test-faults N=20), one table: runs, failures, lost, duplicated, worst recovery (BINLOG_ROUTER_TEST_BROKER=apache: on Apache Kafka)
-	FAULTS=$(FAULTS) BINLOG_ROUTER_KAFKA_VERSION=$(KAFKA_VERSION) $(GO) run ./test/faultstats -n $(N) $(if $(RUN),-run '$(RUN)')
+	FAULTS=$(FAULTS) BINLOG_ROUTER_KAFKA_VERSION=$(KAFKA_VERSION) $(GO) run ./test/faultstats -n $(N) $(if $(RUN),-run '$(RUN)') $(if $(RESULTS),-results '$(RESULTS)')
 
 fuzz-short: ## a short run of every fuzz target found in the code (a count, not a duration: Go 1.26's -fuzztime=<duration> can fail with 'context deadline exceeded', golang/go#75804)
 	@set -e; n=0; for pkg in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \

@@ -27,6 +27,14 @@
 // routing took to resume after a fault, and the longest run. "-" marks a
 // figure no run reported. Every run's output is kept under -logs. The
 // exit status is 1 when a run failed.
+//
+// The runs go in rounds (every suite once, then again), so a loop cut
+// short still covers every suite about evenly. With -results FILE each
+// run is also appended to FILE as a JSON line naming the commit, the
+// broker and the variant, and the table counts every run FILE holds for
+// the same commit, broker and variant: N=20 can be gathered over several
+// invocations (make test-faults N=5 RESULTS=faults.jsonl, four times).
+// -table prints that table without running anything.
 package main
 
 import (
@@ -53,11 +61,19 @@ func main() {
 	race := flag.Bool("race", true, "build the tests with the race detector, as make test does")
 	timeout := flag.Duration("timeout", 30*time.Minute, "go test -timeout of one run")
 	logs := flag.String("logs", "", "directory for every run's output (default: a new one under the temp dir)")
+	results := flag.String("results", "", "append each run to this JSON-lines file, and count every run it holds for this commit, broker and variant")
+	tableOnly := flag.Bool("table", false, "print the table of -results without running anything")
 	flag.Parse()
 	if *n < 1 {
 		fatalf("-n %d: run each suite at least once", *n)
 	}
-	if err := faultstats(*n, *run, *pkg, *race, *timeout, *logs); err != nil {
+	var err error
+	if *tableOnly {
+		err = printResults(*results)
+	} else {
+		err = faultstats(*n, *run, *pkg, *race, *timeout, *logs, *results)
+	}
+	if err != nil {
 		fatalf("%v", err)
 	}
 }
@@ -67,7 +83,7 @@ func fatalf(format string, args ...any) {
 	os.Exit(2)
 }
 
-func faultstats(n int, pattern, pkg string, race bool, timeout time.Duration, logs string) error {
+func faultstats(n int, pattern, pkg string, race bool, timeout time.Duration, logs, results string) error {
 	if logs == "" {
 		dir, err := os.MkdirTemp("", "faultstats-")
 		if err != nil {
@@ -84,26 +100,38 @@ func faultstats(n int, pattern, pkg string, race bool, timeout time.Duration, lo
 	if len(suites) == 0 {
 		return fmt.Errorf("no test in %s matches %q", pkg, pattern)
 	}
-	fmt.Fprintf(os.Stderr, "faultstats: %d suites x %d runs: %s\n", len(suites), n, strings.Join(suites, " "))
+	at := currentSetting()
+	fmt.Fprintf(os.Stderr, "faultstats: %d suites x %d runs on %s: %s\n", len(suites), n, at, strings.Join(suites, " "))
 	began := time.Now()
-	var rows []row
+	rows := map[string]*row{}
 	failed := false
-	for _, suite := range suites {
-		r := row{Suite: suite}
-		for i := 1; i <= n; i++ {
+	for i := 1; i <= n; i++ {
+		for _, suite := range suites {
 			res, err := runOnce(suite, pkg, race, timeout, filepath.Join(logs, fmt.Sprintf("%s-%02d.log", suite, i)))
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "faultstats: %s run %d/%d: %s\n", suite, i, n, res)
-			r.add(res)
-			failed = failed || res.Status == fail
+			if results != "" {
+				if err := appendResult(results, stored{Setting: at, Suite: suite, Result: res}); err != nil {
+					return err
+				}
+			}
+			if rows[suite] == nil {
+				rows[suite] = &row{Suite: suite}
+			}
+			rows[suite].add(res)
+			failed = failed || res.Status == fail || res.Status == none
 		}
-		rows = append(rows, r)
 	}
-	fmt.Printf("Fault suites on %s (FAULTS=%s), %d run(s) each, %s; every run's output in %s\n\n",
-		brokerName(), orDefault(os.Getenv("FAULTS"), "short"), n, time.Since(began).Round(time.Second), logs)
-	writeTable(os.Stdout, rows)
+	fmt.Printf("Fault suites on %s, %d run(s) each, %s; every run's output in %s\n\n", at, n, time.Since(began).Round(time.Second), logs)
+	writeTable(os.Stdout, sortedRows(rows, suites))
+	if results != "" {
+		fmt.Println()
+		if err := printResults(results); err != nil {
+			return err
+		}
+	}
 	if failed {
 		os.Exit(1)
 	}
@@ -296,7 +324,7 @@ func (r *row) add(res result) {
 	}
 }
 
-func writeTable(w io.Writer, rows []row) {
+func writeTable(w io.Writer, rows []*row) {
 	fmt.Fprintln(w, "| suite | runs | failures | skipped | lost | duplicated | allowed repeats | worst recovery | longest run |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {

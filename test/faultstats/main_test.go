@@ -55,7 +55,7 @@ func TestTable(t *testing.T) {
 	h := row{Suite: "TestTimedOnly"}
 	h.add(result{Status: pass, Recovery: 6 * time.Second, Took: 30 * time.Second})
 	var b bytes.Buffer
-	writeTable(&b, []row{r, s, h})
+	writeTable(&b, []*row{&r, &s, &h})
 	want := "| suite | runs | failures | skipped | lost | duplicated | allowed repeats | worst recovery | longest run |\n" +
 		"|---|---:|---:|---:|---:|---:|---:|---:|---:|\n" +
 		"| TestX | 3 | 2 | 0 | 2 | 1 | 0 | 9.5s | 1m1s |\n" +
@@ -63,5 +63,44 @@ func TestTable(t *testing.T) {
 		"| TestTimedOnly | 1 | 0 | 0 | - | - | - | 6.0s | 30s |\n"
 	if b.String() != want {
 		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// TestResultsAccumulate: runs appended over several invocations are
+// counted together per setting, and never with another setting's.
+func TestResultsAccumulate(t *testing.T) {
+	file := t.TempDir() + "/runs.jsonl"
+	a := setting{Commit: "abc", Broker: "Apache Kafka 4.4.0", Faults: "short"}
+	b := setting{Commit: "def", Broker: "Apache Kafka 4.4.0", Faults: "short"}
+	for _, s := range []stored{
+		{Setting: a, Suite: "TestX", Result: result{Status: pass, Checks: 1, Recovery: 2 * time.Second}},
+		{Setting: b, Suite: "TestX", Result: result{Status: fail, Checks: 1, Duplicated: 3}},
+		{Setting: a, Suite: "TestX", Result: result{Status: pass, Checks: 1, Recovery: 5 * time.Second}},
+		{Setting: a, Suite: "TestY", Result: result{Status: fail, Checks: 1, Lost: 1}},
+	} {
+		if err := appendResult(file, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	order, by, err := readResults(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(order) != 2 || order[0] != a || order[1] != b {
+		t.Fatalf("settings %v, want [%v %v]", order, a, b)
+	}
+	rows := map[string]*row{}
+	for _, s := range by[a] {
+		if rows[s.Suite] == nil {
+			rows[s.Suite] = &row{Suite: s.Suite}
+		}
+		rows[s.Suite].add(s.Result)
+	}
+	x, y := rows["TestX"], rows["TestY"]
+	if x.Runs != 2 || x.Failures != 0 || x.Duplicated != 0 || x.WorstRecovery != 5*time.Second {
+		t.Errorf("TestX at abc: %+v, want 2 runs, 0 failures, 0 duplicated (the failure is def's), worst recovery 5s", *x)
+	}
+	if y.Runs != 1 || y.Failures != 1 || y.Lost != 1 {
+		t.Errorf("TestY at abc: %+v, want 1 failed run with 1 lost", *y)
 	}
 }
