@@ -3,6 +3,7 @@ package recovery
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -22,9 +23,15 @@ type fakeSink struct {
 	produced  []*kgo.Record
 	commits   []int // records produced at each commit
 	failAfter int   // Produce fails after this many records (0: never)
+	limit     int   // records over this batch size are refused (0: none)
 }
 
-func (f *fakeSink) Produce(_ context.Context, rec *kgo.Record) error {
+func (f *fakeSink) Produce(ctx context.Context, rec *kgo.Record) error {
+	if f.limit > 0 {
+		if err := kafka.FlagLimits(f.limit).Check(ctx, rec); err != nil {
+			return err
+		}
+	}
 	if f.failAfter > 0 && len(f.produced) >= f.failAfter {
 		return fmt.Errorf("broker gone")
 	}
@@ -214,5 +221,36 @@ func TestPublisherDeadLetters(t *testing.T) {
 	assert.NotEmpty(t, kind)
 	assert.Equal(t, int64(2), sum.DeadLettered, "both refused rows are counted")
 	assert.Equal(t, []int64{2, 1, 1}, []int64{p.counts["dlq"].InWindow, p.counts["dlq"].Known, p.counts["dlq"].Published})
+	assert.Equal(t, int64(3), sum.Published)
+}
+
+// TestPublisherDeadLettersTooLarge: a record over its topic's limit is
+// refused by the sink and becomes a dead letter that fits, or stops the
+// recovery naming the row and the setting without OnInvalid dead-letter.
+func TestPublisherDeadLettersTooLarge(t *testing.T) {
+	big := testRow(1, "A")
+	big.Payload = []byte(`{"blob":"` + strings.Repeat("x", 4000) + `"}`)
+
+	out := &fakeSink{limit: 2048}
+	p, sum := newTestPublisher(t, out, kafka.NewIDSet(), 100)
+	err := p.row(t.Context(), big, &binlog.Txn{GTID: "0-1-9"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "over --max-message-bytes (2048 bytes)")
+	assert.Contains(t, err.Error(), "gtid=0-1-9")
+	assert.Empty(t, out.produced)
+	assert.Equal(t, int64(0), sum.DeadLettered)
+
+	out = &fakeSink{limit: 2048}
+	p, sum = newTestPublisher(t, out, kafka.NewIDSet(), 100)
+	p.cfg.OnInvalid, p.cfg.DeadLetterTopic = pipeline.InvalidDeadLetter, "dlq"
+	for _, r := range []*binlog.OutboxRow{testRow(0, "A"), big, testRow(2, "A")} {
+		require.NoError(t, p.row(t.Context(), r, &binlog.Txn{GTID: "0-1-9"}))
+	}
+	require.NoError(t, p.run(t.Context(), nil, nil))
+	require.Len(t, out.produced, 3)
+	dl := out.produced[1]
+	assert.Equal(t, "dlq", dl.Topic)
+	assert.LessOrEqual(t, kafka.BatchBytes(dl), 2048, "the dead letter is truncated to fit")
+	assert.Equal(t, int64(1), sum.DeadLettered)
 	assert.Equal(t, int64(3), sum.Published)
 }
