@@ -56,7 +56,7 @@ test-short: ## unit tests only (no servers)
 # test-faults: runs of each fault suite (N), the variant (FAULTS=long unless
 # set otherwise) and the suites (RUN, a go test -run pattern; default every
 # Fault, Crash, Failover, HA, Rolling and Cluster suite). RESULTS=FILE
-# appends every run to FILE and counts all its runs of the same commit,
+# appends every run to FILE and counts all its runs of the same code,
 # broker and variant, so N=20 can be gathered in parts.
 N       ?= 1
 FAULTS  ?= long

@@ -30,9 +30,10 @@
 //
 // The runs go in rounds (every suite once, then again), so a loop cut
 // short still covers every suite about evenly. With -results FILE each
-// run is also appended to FILE as a JSON line naming the commit, the
-// broker and the variant, and the table counts every run FILE holds for
-// the same commit, broker and variant: N=20 can be gathered over several
+// run is also appended to FILE as a JSON line naming the code (a
+// fingerprint of the Go sources: documents may change), the broker and
+// the variant, and the table counts every run FILE holds for the same
+// code, broker and variant: N=20 can be gathered over several
 // invocations (make test-faults N=5 RESULTS=faults.jsonl, four times).
 // -table prints that table without running anything.
 package main

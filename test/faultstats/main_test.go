@@ -70,8 +70,8 @@ func TestTable(t *testing.T) {
 // counted together per setting, and never with another setting's.
 func TestResultsAccumulate(t *testing.T) {
 	file := t.TempDir() + "/runs.jsonl"
-	a := setting{Commit: "abc", Broker: "Apache Kafka 4.4.0", Faults: "short"}
-	b := setting{Commit: "def", Broker: "Apache Kafka 4.4.0", Faults: "short"}
+	a := setting{Code: "abc", Broker: "Apache Kafka 4.4.0", Faults: "short"}
+	b := setting{Code: "def", Broker: "Apache Kafka 4.4.0", Faults: "short"}
 	for _, s := range []stored{
 		{Setting: a, Suite: "TestX", Result: result{Status: pass, Checks: 1, Recovery: 2 * time.Second}},
 		{Setting: b, Suite: "TestX", Result: result{Status: fail, Checks: 1, Duplicated: 3}},

@@ -2,38 +2,45 @@ package main
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"slices"
-	"strings"
 	"time"
 )
 
-// setting is what a run's figures belong to: the tree the suites were
+// setting is what a run's figures belong to: the code the suites were
 // built from, the broker and the variant. Runs of different settings are
 // never counted together.
 type setting struct {
-	Commit string // git rev-parse HEAD, "+dirty" when the tree has changes
+	// Code fingerprints the tracked Go sources and modules (a hash of
+	// their blob ids), "+dirty" when they have changes: a commit that
+	// changes only documents keeps the runs counted.
+	Code   string
 	Broker string
 	Faults string
 }
 
 func (s setting) String() string {
-	return fmt.Sprintf("%s (FAULTS=%s) at %s", s.Broker, s.Faults, s.Commit)
+	return fmt.Sprintf("%s (FAULTS=%s), code %s", s.Broker, s.Faults, s.Code)
 }
+
+// codeFiles are the files whose content a run depends on.
+var codeFiles = []string{"*.go", "go.mod", "go.sum", "Makefile"}
 
 // currentSetting is the setting of the runs this process starts.
 func currentSetting() setting {
-	commit := "unknown commit"
-	if out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output(); err == nil {
-		commit = strings.TrimSpace(string(out))
-		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
-			commit += "+dirty"
+	code := "unknown"
+	if out, err := exec.Command("git", append([]string{"ls-files", "-s", "--"}, codeFiles...)...).Output(); err == nil {
+		code = fmt.Sprintf("%x", sha256.Sum256(out))[:12]
+		st, err := exec.Command("git", append([]string{"status", "--porcelain", "--untracked-files=no", "--"}, codeFiles...)...).Output()
+		if err == nil && len(st) > 0 {
+			code += "+dirty"
 		}
 	}
-	return setting{Commit: commit, Broker: brokerName(), Faults: orDefault(os.Getenv("FAULTS"), "short")}
+	return setting{Code: code, Broker: brokerName(), Faults: orDefault(os.Getenv("FAULTS"), "short")}
 }
 
 // stored is one line of a -results file: one run of one suite.
