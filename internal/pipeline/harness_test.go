@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -17,18 +16,11 @@ import (
 // harness runs the live loop (NewLive, Loop.RunSession) over a
 // pipelinetest.Source and a pipelinetest.Kafka inside a synctest bubble,
 // one session as the live router runs it: open a Sink, start at its
-// checkpoint. Time stands still until every goroutine waits, so
-// intervals, lingers and timeouts are exact.
+// checkpoint.
 type harness struct {
-	t      *testing.T
-	src    *pipelinetest.Source
-	kafka  *pipelinetest.Kafka
-	set    setup
-	l      *Loop
-	start  time.Time
-	cancel context.CancelFunc
-	exited chan struct{} // closed when the session returned
-	err    error         // the session's error
+	*pipelinetest.Harness
+	set setup
+	l   *Loop
 }
 
 // setup is what a test sets before the loop is built: its Config, its
@@ -50,42 +42,32 @@ func newHarness(t *testing.T, mod func(*setup)) *harness {
 		mod(&set)
 	}
 	set.Config = set.Config.WithDefaults()
-	h := &harness{t: t, src: pipelinetest.NewSource(), set: set}
-	h.kafka = pipelinetest.NewKafka(pipelinetest.Config{Transactional: set.transactional, CheckpointTopic: checkpoint.DefaultTopic,
-		MaxMessageBytes: set.MaxMessageBytes, TransactionTimeout: set.TransactionTimeout})
+	h := &harness{Harness: &pipelinetest.Harness{T: t, Src: pipelinetest.NewSource(),
+		Kafka: pipelinetest.NewKafka(pipelinetest.Config{Transactional: set.transactional, CheckpointTopic: checkpoint.DefaultTopic,
+			MaxMessageBytes: set.MaxMessageBytes, TransactionTimeout: set.TransactionTimeout})}, set: set}
 	h.newLoop()
 	return h
 }
 
 func (h *harness) newLoop() {
-	l, err := NewLive(h.set.Config, h.set.Live, h.src)
+	l, err := NewLive(h.set.Config, h.set.Live, h.Src)
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	h.l = l
 }
 
 // run starts a session; the test's end stops it.
 func (h *harness) run() {
-	ctx, cancel := context.WithCancel(context.Background())
-	exited := make(chan struct{})
-	h.cancel, h.exited, h.start = cancel, exited, time.Now()
 	l := h.l
-	go func() {
-		defer close(exited)
-		h.err = h.session(ctx, l)
-	}()
-	h.t.Cleanup(func() {
-		cancel()
-		<-exited
-	})
+	h.Go(func(ctx context.Context) error { return h.session(ctx, l) })
 }
 
 // session runs one session of l: it opens a sink of the Kafka and starts
 // at the checkpoint it read, or at the start of the binlog.
 func (h *harness) session(ctx context.Context, l *Loop) error {
 	l.Reset()
-	out := h.kafka.NewSink()
+	out := h.Kafka.NewSink()
 	defer func() {
 		done, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -104,51 +86,10 @@ func (h *harness) session(ctx context.Context, l *Loop) error {
 	return l.RunSession(ctx, out, start, cp)
 }
 
-// wait returns the session's error once it returned by itself; a
-// session that goes on fails the test after a minute of bubble time.
-func (h *harness) wait() error {
-	h.t.Helper()
-	select {
-	case <-h.exited:
-		return h.err
-	case <-time.After(time.Minute):
-		h.t.Fatalf("the session goes on; committed %v", h.kafka.Txns())
-		return nil
-	}
-}
-
-// stop cancels the session and returns its error.
-func (h *harness) stop() error {
-	h.cancel()
-	return h.wait()
-}
-
 // restart runs a new loop (a new process) on the same source and Kafka.
 func (h *harness) restart() {
 	h.newLoop()
 	h.run()
-}
-
-// await waits, in bubble time, until cond holds (pipelinetest.Await).
-func (h *harness) await(what string, cond func() bool) {
-	h.t.Helper()
-	pipelinetest.Await(h.t, h.kafka, what, cond)
-}
-
-// settle lets every goroutine run until it waits.
-func (h *harness) settle() { synctest.Wait() }
-
-// committedIDs waits until n event ids are committed and returns them.
-func (h *harness) committedIDs(n int) []string {
-	h.t.Helper()
-	return pipelinetest.CommittedIDs(h.t, h.kafka, n)
-}
-
-// checkCommitted checks every committed Kafka transaction
-// (pipelinetest.CheckCommitted).
-func (h *harness) checkCommitted() {
-	h.t.Helper()
-	pipelinetest.CheckCommitted(h.t, h.src, h.kafka)
 }
 
 var (

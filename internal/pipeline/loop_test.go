@@ -22,22 +22,22 @@ func TestLiveCommitsByCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, func(c *setup) { c.CommitRecords = 3 })
 		for i := 1; i <= 7; i++ {
-			h.src.Txn(i, i)
+			h.Src.Txn(i, i)
 		}
-		h.src.Txn(8, 8, 9, 10, 11) // split inside: 7 8 9 | 10 11
+		h.Src.Txn(8, 8, 9, 10, 11) // split inside: 7 8 9 | 10 11
 		h.run()
-		got := h.committedIDs(11)
+		got := h.CommittedIDs(11)
 		if want := pipelinetest.IDs(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11); !slices.Equal(got, want) {
 			t.Fatalf("committed %v, want %v", got, want)
 		}
-		if got := pipelinetest.Sizes(h.kafka.Txns()); !slices.Equal(got, []int{3, 3, 3, 2}) {
+		if got := pipelinetest.Sizes(h.Kafka.Txns()); !slices.Equal(got, []int{3, 3, 3, 2}) {
 			t.Errorf("Kafka transactions of %v records, want [3 3 3 2]", got)
 		}
-		h.checkCommitted()
-		if cp := h.kafka.Txns()[2].Checkpoint; cp.GTIDSet != "0-1-7" || cp.TxnGTID != "0-1-8" || cp.TxnRows != 2 {
+		h.CheckCommitted()
+		if cp := h.Kafka.Txns()[2].Checkpoint; cp.GTIDSet != "0-1-7" || cp.TxnGTID != "0-1-8" || cp.TxnRows != 2 {
 			t.Errorf("checkpoint inside 0-1-8: %s + %s rows %d, want 0-1-7 + 0-1-8 rows 2", cp.GTIDSet, cp.TxnGTID, cp.TxnRows)
 		}
-		mustNoError(t, "stop", h.stop())
+		mustNoError(t, "stop", h.Stop())
 	})
 }
 
@@ -46,15 +46,15 @@ func TestLiveCommitsByCount(t *testing.T) {
 func TestLiveCommitsByInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, func(c *setup) { c.QueueRows = 8 })
-		h.kafka.ProduceDelay = time.Millisecond // Kafka takes 1000 records a second
+		h.Kafka.ProduceDelay = time.Millisecond // Kafka takes 1000 records a second
 		const n = 400
 		for i := 1; i <= n; i++ {
-			h.src.Txn(i, i)
+			h.Src.Txn(i, i)
 		}
 		h.run()
-		h.committedIDs(n)
-		h.checkCommitted()
-		txns := h.kafka.Txns()
+		h.CommittedIDs(n)
+		h.CheckCommitted()
+		txns := h.Kafka.Txns()
 		t.Logf("Kafka transactions of %v records", pipelinetest.Sizes(txns))
 		for i, txn := range txns {
 			// 100ms of records: the commit comes before the next
@@ -68,7 +68,7 @@ func TestLiveCommitsByInterval(t *testing.T) {
 		if len(txns) < n/101 {
 			t.Errorf("%d Kafka transactions for %d records at 1ms each, want one per 100ms", len(txns), n)
 		}
-		mustNoError(t, "stop", h.stop())
+		mustNoError(t, "stop", h.Stop())
 	})
 }
 
@@ -79,22 +79,22 @@ func TestLiveCommitsWhenIdle(t *testing.T) {
 		t.Run(delivery, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, func(c *setup) { c.transactional = delivery == "exactly-once" })
-				h.src.Txn(1, 1, 2)
+				h.Src.Txn(1, 1, 2)
 				h.run()
-				h.committedIDs(2)
-				if at := h.kafka.Txns()[0].At.Sub(h.start); at != 2*time.Millisecond {
+				h.CommittedIDs(2)
+				if at := h.Kafka.Txns()[0].At.Sub(h.Start); at != 2*time.Millisecond {
 					t.Errorf("committed %s after the start, want the 2ms linger", at)
 				}
-				h.src.Txn(2, 3)
-				h.committedIDs(3)
-				h.checkCommitted()
-				if got := pipelinetest.Sizes(h.kafka.Txns()); !slices.Equal(got, []int{2, 1}) {
+				h.Src.Txn(2, 3)
+				h.CommittedIDs(3)
+				h.CheckCommitted()
+				if got := pipelinetest.Sizes(h.Kafka.Txns()); !slices.Equal(got, []int{2, 1}) {
 					t.Errorf("Kafka transactions of %v records, want [2 1]", got)
 				}
-				if cp := h.kafka.Txns()[1].Checkpoint; cp.GTIDSet != "0-1-2" || cp.TxnGTID != "" {
+				if cp := h.Kafka.Txns()[1].Checkpoint; cp.GTIDSet != "0-1-2" || cp.TxnGTID != "" {
 					t.Errorf("last checkpoint %s (txn %q), want 0-1-2 at a boundary", cp.GTIDSet, cp.TxnGTID)
 				}
-				mustNoError(t, "stop", h.stop())
+				mustNoError(t, "stop", h.Stop())
 			})
 		})
 	}
@@ -105,38 +105,38 @@ func TestLiveCommitsWhenIdle(t *testing.T) {
 func TestLiveLinger(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.src.Txn(1, 1)
+		h.Src.Txn(1, 1)
 		h.run()
-		h.committedIDs(1)
-		first := h.kafka.Txns()[0].At
+		h.CommittedIDs(1)
+		first := h.Kafka.Txns()[0].At
 		time.Sleep(time.Until(first.Add(500 * time.Microsecond)))
-		h.src.Txn(2, 2)
-		h.settle()
+		h.Src.Txn(2, 2)
+		h.Settle()
 		time.Sleep(time.Until(first.Add(1500 * time.Microsecond)))
-		h.src.Txn(3, 3)
-		h.settle()
-		if n := len(h.kafka.Txns()); n != 1 {
+		h.Src.Txn(3, 3)
+		h.Settle()
+		if n := len(h.Kafka.Txns()); n != 1 {
 			t.Fatalf("%d Kafka transactions 1ms after the first commit, want 1: the linger holds the idle commit", n)
 		}
-		h.committedIDs(3)
-		txns := h.kafka.Txns()
+		h.CommittedIDs(3)
+		txns := h.Kafka.Txns()
 		if got := pipelinetest.Sizes(txns); !slices.Equal(got, []int{1, 2}) {
 			t.Errorf("Kafka transactions of %v records, want [1 2]", got)
 		}
 		if gap := txns[1].At.Sub(first); gap != 2*time.Millisecond {
 			t.Errorf("second commit %s after the first, want the 2ms linger", gap)
 		}
-		h.checkCommitted()
+		h.CheckCommitted()
 
 		// Once the linger has passed, an idle commit is immediate.
 		time.Sleep(time.Second)
-		h.src.Txn(4, 4)
+		h.Src.Txn(4, 4)
 		before := time.Now()
-		h.committedIDs(4)
-		if at := h.kafka.Txns()[2].At; !at.Equal(before) {
+		h.CommittedIDs(4)
+		if at := h.Kafka.Txns()[2].At; !at.Equal(before) {
 			t.Errorf("commit %s after the transaction, want at once", at.Sub(before))
 		}
-		mustNoError(t, "stop", h.stop())
+		mustNoError(t, "stop", h.Stop())
 	})
 }
 
@@ -147,27 +147,27 @@ func TestLiveLinger(t *testing.T) {
 func TestLiveBatchEndsInsideTransaction(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, func(c *setup) { c.TransactionTimeout = 10 * time.Second })
-		h.src.Txn(1, 1)
+		h.Src.Txn(1, 1)
 		h.run()
-		h.committedIDs(1)
-		h.src.Rows(2, 2, 3)
+		h.CommittedIDs(1)
+		h.Src.Rows(2, 2, 3)
 		time.Sleep(time.Second)
-		h.settle()
-		if got := h.kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
+		h.Settle()
+		if got := h.Kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
 			t.Fatalf("committed %v inside transaction 0-1-2, want only %v", got, pipelinetest.IDs(1))
 		}
-		h.src.End(2)
-		h.committedIDs(3)
-		if cp := h.kafka.Txns()[1].Checkpoint; cp.GTIDSet != "0-1-2" || cp.TxnGTID != "" {
+		h.Src.End(2)
+		h.CommittedIDs(3)
+		if cp := h.Kafka.Txns()[1].Checkpoint; cp.GTIDSet != "0-1-2" || cp.TxnGTID != "" {
 			t.Errorf("checkpoint %s (txn %q), want 0-1-2", cp.GTIDSet, cp.TxnGTID)
 		}
 
 		// Half the transaction timeout into a binlog transaction its rows
 		// so far are committed, with a checkpoint inside it.
-		h.src.Rows(3, 4, 5)
+		h.Src.Rows(3, 4, 5)
 		begun := time.Now()
-		h.committedIDs(5)
-		txns := h.kafka.Txns()
+		h.CommittedIDs(5)
+		txns := h.Kafka.Txns()
 		cp := txns[2].Checkpoint
 		if cp.GTIDSet != "0-1-2" || cp.TxnGTID != "0-1-3" || cp.TxnRows != 2 {
 			t.Errorf("checkpoint %s + %s rows %d, want 0-1-2 + 0-1-3 rows 2", cp.GTIDSet, cp.TxnGTID, cp.TxnRows)
@@ -175,21 +175,21 @@ func TestLiveBatchEndsInsideTransaction(t *testing.T) {
 		if age := txns[2].At.Sub(begun); age < 5*time.Second || age > 5*time.Second+200*time.Millisecond {
 			t.Errorf("committed %s into the transaction, want half the transaction timeout (5s)", age)
 		}
-		h.checkCommitted()
-		mustNoError(t, "stop", h.stop())
+		h.CheckCommitted()
+		mustNoError(t, "stop", h.Stop())
 
 		// A new process resumes inside 0-1-3: its first two rows are not
 		// produced again.
-		h.src.Rows(3, 6)
-		h.src.End(3)
+		h.Src.Rows(3, 6)
+		h.Src.End(3)
 		h.restart()
-		h.committedIDs(6)
-		runs := h.src.Starts()
+		h.CommittedIDs(6)
+		runs := h.Src.Starts()
 		if last := runs[len(runs)-1]; last.From != "0-1-2" || last.Resume.GTID != "0-1-3" || last.Resume.Rows != 2 {
 			t.Errorf("resumed from %+v, want 0-1-2 inside 0-1-3 after 2 rows", last)
 		}
-		h.checkCommitted()
-		mustNoError(t, "stop", h.stop())
+		h.CheckCommitted()
+		mustNoError(t, "stop", h.Stop())
 	})
 }
 
@@ -198,21 +198,21 @@ func TestLiveBatchEndsInsideTransaction(t *testing.T) {
 func TestLiveKafkaStalledHint(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, func(c *setup) { c.KafkaTimeout = 10 * time.Second })
-		h.src.Txn(1, 1)
+		h.Src.Txn(1, 1)
 		h.run()
-		h.committedIDs(1)
-		h.kafka.Mu.Lock()
-		h.kafka.StallFlush = true
-		h.kafka.Mu.Unlock()
-		h.src.Txn(2, 2)
-		err := h.wait()
+		h.CommittedIDs(1)
+		h.Kafka.Mu.Lock()
+		h.Kafka.StallFlush = true
+		h.Kafka.Mu.Unlock()
+		h.Src.Txn(2, 2)
+		err := h.Wait()
 		if err == nil || errors.Is(err, ErrShutdownTimeout) {
 			t.Fatalf("Run = %v, want Kafka's error", err)
 		}
 		if msg := err.Error(); !strings.Contains(msg, "--kafka-timeout") || strings.Contains(msg, "--shutdown-timeout") {
 			t.Errorf("error %q does not name --kafka-timeout, or names the shutdown timeout", msg)
 		}
-		if got := h.kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
+		if got := h.Kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
 			t.Errorf("committed %v, want %v", got, pipelinetest.IDs(1))
 		}
 	})
@@ -223,26 +223,26 @@ func TestLiveKafkaStalledHint(t *testing.T) {
 func TestLiveIdleCheckpoint(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.src.Txn(1)
-		h.src.Txn(2)
+		h.Src.Txn(1)
+		h.Src.Txn(2)
 		h.run()
 		time.Sleep(h.set.IdleCheckpoint - time.Millisecond)
-		h.settle()
-		if n := len(h.kafka.Txns()); n != 0 {
+		h.Settle()
+		if n := len(h.Kafka.Txns()); n != 0 {
 			t.Fatalf("%d commits before --idle-checkpoint", n)
 		}
-		h.await("a checkpoint", func() bool { return len(h.kafka.Txns()) == 1 })
-		txn := h.kafka.Txns()[0]
+		h.Await("a checkpoint", func() bool { return len(h.Kafka.Txns()) == 1 })
+		txn := h.Kafka.Txns()[0]
 		if len(txn.IDs) != 0 || txn.Checkpoint.GTIDSet != "0-1-2" {
 			t.Errorf("checkpoint-only transaction holds %v, checkpoint %s; want no records, 0-1-2", txn.IDs, txn.Checkpoint.GTIDSet)
 		}
-		if at := txn.At.Sub(h.start); at < h.set.IdleCheckpoint || at > h.set.IdleCheckpoint+h.set.CommitInterval {
+		if at := txn.At.Sub(h.Start); at < h.set.IdleCheckpoint || at > h.set.IdleCheckpoint+h.set.CommitInterval {
 			t.Errorf("checkpoint after %s, want --idle-checkpoint %s", at, h.set.IdleCheckpoint)
 		}
-		h.src.Txn(3, 1)
-		h.committedIDs(1)
-		h.checkCommitted()
-		mustNoError(t, "stop", h.stop())
+		h.Src.Txn(3, 1)
+		h.CommittedIDs(1)
+		h.CheckCommitted()
+		mustNoError(t, "stop", h.Stop())
 	})
 }
 
@@ -282,35 +282,35 @@ func TestLiveStopInsideTransaction(t *testing.T) {
 					c.transactional, c.CommitRecords, c.ShutdownTimeout = delivery == "exactly-once", 20, 400*time.Millisecond
 					c.Log = zerolog.New(&log)
 				})
-				h.kafka.ProduceDelay = time.Millisecond // Produce blocks 1ms a record
+				h.Kafka.ProduceDelay = time.Millisecond // Produce blocks 1ms a record
 				const n = 600
 				var rows []int
 				for i := 1; i <= n; i++ {
 					rows = append(rows, i)
 				}
-				h.src.Txn(1, rows...)
-				h.src.Txn(2, n+1)
+				h.Src.Txn(1, rows...)
+				h.Src.Txn(2, n+1)
 				h.run()
-				h.committedIDs(100) // a few commits into the transaction, inside a batch
-				h.cancel()
+				h.CommittedIDs(100) // a few commits into the transaction, inside a batch
+				h.Cancel()
 				stopped := time.Now()
-				h.settle()
+				h.Settle()
 				if !strings.Contains(log.String(), stoppingLog) {
 					t.Errorf("no %q logged when the stop was asked (the loop is in Produce)", stoppingLog)
 				}
 				select {
-				case <-h.exited:
-					t.Fatalf("Run returned at once inside the transaction: %v", h.err)
+				case <-h.Done():
+					t.Fatalf("Run returned at once inside the transaction: %v", h.Err())
 				default:
 				}
-				mustNoError(t, "stop", h.wait())
+				mustNoError(t, "stop", h.Wait())
 				half := h.set.ShutdownTimeout / 2
 				if took := time.Since(stopped); took < half || took > half+5*time.Millisecond {
 					t.Errorf("the stop took %s, want half the shutdown timeout (%s) and one commit", took, half)
 				}
-				txns := h.kafka.Txns()
+				txns := h.Kafka.Txns()
 				last := txns[len(txns)-1].Checkpoint
-				got := len(h.kafka.IDs())
+				got := len(h.Kafka.IDs())
 				if last.GTIDSet != "" || last.TxnGTID != "0-1-1" || last.TxnRows != got || got >= n {
 					t.Errorf("last checkpoint %q + %s rows %d with %d records committed, want inside 0-1-1 at the records", last.GTIDSet, last.TxnGTID, last.TxnRows, got)
 				}
@@ -318,14 +318,14 @@ func TestLiveStopInsideTransaction(t *testing.T) {
 					t.Errorf("the commit inside the transaction is not logged:\n%s", log.String())
 				}
 				t.Logf("stopped in %s after %d of %d rows, in %d Kafka transactions", time.Since(stopped), got, n, len(txns))
-				h.checkCommitted()
+				h.CheckCommitted()
 
 				h.restart()
-				if got, want := h.committedIDs(n+1), pipelinetest.IDs(rows...); !slices.Equal(got[:n], want) || got[n] != pipelinetest.EventID(n+1) {
+				if got, want := h.CommittedIDs(n+1), pipelinetest.IDs(rows...); !slices.Equal(got[:n], want) || got[n] != pipelinetest.EventID(n+1) {
 					t.Errorf("after the restart committed %d records, want the %d rows once each in order", len(got), n+1)
 				}
-				h.checkCommitted()
-				mustNoError(t, "stop", h.stop())
+				h.CheckCommitted()
+				mustNoError(t, "stop", h.Stop())
 			})
 		})
 	}
@@ -341,22 +341,22 @@ func TestLiveStopAtBoundaryInsideBatch(t *testing.T) {
 			c.CommitRecords, c.ShutdownTimeout = 20, 400*time.Millisecond
 			c.Log = zerolog.New(&log)
 		})
-		h.kafka.ProduceDelay = time.Millisecond
+		h.Kafka.ProduceDelay = time.Millisecond
 		const n = 600
 		for i := 1; i <= n; i++ {
-			h.src.Txn(i, i)
+			h.Src.Txn(i, i)
 		}
 		h.run()
-		h.committedIDs(100)
-		h.cancel()
+		h.CommittedIDs(100)
+		h.Cancel()
 		stopped := time.Now()
-		mustNoError(t, "stop", h.wait())
+		mustNoError(t, "stop", h.Wait())
 		// The row in Produce, the checkpoint record: 1ms each.
 		if took := time.Since(stopped); took > 5*time.Millisecond {
 			t.Errorf("the stop took %s at a transaction boundary, want one commit", took)
 		}
-		got := len(h.kafka.IDs())
-		txns := h.kafka.Txns()
+		got := len(h.Kafka.IDs())
+		txns := h.Kafka.Txns()
 		last := txns[len(txns)-1].Checkpoint
 		if got >= n || last.GTIDSet != pipelinetest.MariaGTID(got) || last.TxnGTID != "" {
 			t.Errorf("%d of %d rows committed, last checkpoint %s (txn %q): want a boundary before the end of the batch", got, n, last.GTIDSet, last.TxnGTID)
@@ -364,10 +364,10 @@ func TestLiveStopAtBoundaryInsideBatch(t *testing.T) {
 		if !strings.Contains(log.String(), stoppingLog) {
 			t.Errorf("no %q logged", stoppingLog)
 		}
-		h.checkCommitted()
+		h.CheckCommitted()
 		h.restart()
-		h.committedIDs(n)
-		h.checkCommitted()
-		mustNoError(t, "stop", h.stop())
+		h.CommittedIDs(n)
+		h.CheckCommitted()
+		mustNoError(t, "stop", h.Stop())
 	})
 }

@@ -27,56 +27,56 @@ func TestRelayProduceFailure(t *testing.T) {
 	t.Run("final", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := newHarness(t, nil)
-			h.src.Txn(1, 1)
+			h.Src.Txn(1, 1)
 			h.run()
-			h.committedIDs(1)
-			h.kafka.Mu.Lock()
-			h.kafka.FailRecord = failID(3, kerr.TopicAuthorizationFailed)
-			h.kafka.Mu.Unlock()
-			h.src.Txn(2, 2, 3)
-			err := h.wait()
+			h.CommittedIDs(1)
+			h.Kafka.Mu.Lock()
+			h.Kafka.FailRecord = failID(3, kerr.TopicAuthorizationFailed)
+			h.Kafka.Mu.Unlock()
+			h.Src.Txn(2, 2, 3)
+			err := h.Wait()
 			mustIs(t, err, kerr.TopicAuthorizationFailed)
 			if !strings.Contains(err.Error(), "event_id "+pipelinetest.EventID(3)+" (transaction 0-1-2)") {
 				t.Errorf("error %q does not name the row", err)
 			}
-			if got := h.kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
+			if got := h.Kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
 				t.Errorf("committed %v, want %v", got, pipelinetest.IDs(1))
 			}
-			if h.kafka.Aborts != 1 || h.kafka.Sinks != 1 {
-				t.Errorf("%d aborts, %d sessions; want 1, 1", h.kafka.Aborts, h.kafka.Sinks)
+			if h.Kafka.Aborts != 1 || h.Kafka.Sinks != 1 {
+				t.Errorf("%d aborts, %d sessions; want 1, 1", h.Kafka.Aborts, h.Kafka.Sinks)
 			}
-			h.checkCommitted()
+			h.CheckCommitted()
 		})
 	})
 	t.Run("retried", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := newHarness(t, nil)
-			h.src.Txn(1, 1)
+			h.Src.Txn(1, 1)
 			h.run()
-			h.committedIDs(1)
-			h.kafka.Mu.Lock()
+			h.CommittedIDs(1)
+			h.Kafka.Mu.Lock()
 			once := failID(3, kerr.NotLeaderForPartition)
-			h.kafka.FailRecord = func(rec *kgo.Record) error {
+			h.Kafka.FailRecord = func(rec *kgo.Record) error {
 				err := once(rec)
 				if err != nil {
-					h.kafka.FailRecord = nil
+					h.Kafka.FailRecord = nil
 				}
 				return err
 			}
-			h.kafka.Mu.Unlock()
-			h.src.Txn(2, 2, 3)
-			got := h.committedIDs(3)
+			h.Kafka.Mu.Unlock()
+			h.Src.Txn(2, 2, 3)
+			got := h.CommittedIDs(3)
 			if want := pipelinetest.IDs(1, 2, 3); !slices.Equal(got, want) {
 				t.Errorf("committed %v, want %v", got, want)
 			}
-			if h.kafka.Aborts != 1 || h.kafka.Sinks != 2 {
-				t.Errorf("%d aborts, %d sessions; want 1, 2", h.kafka.Aborts, h.kafka.Sinks)
+			if h.Kafka.Aborts != 1 || h.Kafka.Sinks != 2 {
+				t.Errorf("%d aborts, %d sessions; want 1, 2", h.Kafka.Aborts, h.Kafka.Sinks)
 			}
-			if runs := h.src.Starts(); len(runs) != 2 || runs[1].From != "0-1-1" {
+			if runs := h.Src.Starts(); len(runs) != 2 || runs[1].From != "0-1-1" {
 				t.Errorf("sessions started at %+v, want the second at the checkpoint 0-1-1", runs)
 			}
-			h.checkCommitted()
-			mustNoError(t, "stop", h.stop())
+			h.CheckCommitted()
+			mustNoError(t, "stop", h.Stop())
 		})
 	})
 }
@@ -99,23 +99,23 @@ func failID(n int, err error) func(*kgo.Record) error {
 func TestRelayFencedCommit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.src.Txn(1, 1)
+		h.Src.Txn(1, 1)
 		h.run()
-		h.committedIDs(1)
-		h.src.Rows(2, 2)
-		h.settle()
-		h.kafka.Fence()
-		h.src.End(2)
-		err := h.wait()
+		h.CommittedIDs(1)
+		h.Src.Rows(2, 2)
+		h.Settle()
+		h.Kafka.Fence()
+		h.Src.End(2)
+		err := h.Wait()
 		mustIs(t, err, ErrFenced)
 		mustIs(t, err, kerr.InvalidProducerEpoch)
-		if got := h.kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
+		if got := h.Kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
 			t.Errorf("committed %v, want %v", got, pipelinetest.IDs(1))
 		}
-		if h.kafka.Drops != 1 || h.kafka.Aborts != 0 || h.kafka.Sinks != 1 {
-			t.Errorf("%d dropped, %d aborted transactions, %d sessions; want 1, 0, 1", h.kafka.Drops, h.kafka.Aborts, h.kafka.Sinks)
+		if h.Kafka.Drops != 1 || h.Kafka.Aborts != 0 || h.Kafka.Sinks != 1 {
+			t.Errorf("%d dropped, %d aborted transactions, %d sessions; want 1, 0, 1", h.Kafka.Drops, h.Kafka.Aborts, h.Kafka.Sinks)
 		}
-		h.checkCommitted()
+		h.CheckCommitted()
 	})
 }
 
@@ -130,25 +130,25 @@ func TestRelayUnknownCommitOutcome(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, nil)
 				lost := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
-				h.kafka.CommitErr = func() (bool, error) {
-					h.kafka.CommitErr = nil
+				h.Kafka.CommitErr = func() (bool, error) {
+					h.Kafka.CommitErr = nil
 					return applied, lost
 				}
-				h.src.Txn(1, 1, 2)
-				h.src.Txn(2, 3)
+				h.Src.Txn(1, 1, 2)
+				h.Src.Txn(2, 3)
 				h.run()
-				h.await("a second session", func() bool { return len(h.src.Starts()) == 2 })
-				h.src.Txn(3, 4)
-				got := h.committedIDs(4)
+				h.Await("a second session", func() bool { return len(h.Src.Starts()) == 2 })
+				h.Src.Txn(3, 4)
+				got := h.CommittedIDs(4)
 				if want := pipelinetest.IDs(1, 2, 3, 4); !slices.Equal(got, want) {
 					t.Errorf("committed %v, want %v", got, want)
 				}
 				wantFrom := map[bool]string{true: "0-1-2", false: ""}[applied]
-				if from := h.src.Starts()[1].From; from != wantFrom {
+				if from := h.Src.Starts()[1].From; from != wantFrom {
 					t.Errorf("second session from %q, want %q", from, wantFrom)
 				}
-				h.checkCommitted()
-				mustNoError(t, "stop", h.stop())
+				h.CheckCommitted()
+				mustNoError(t, "stop", h.Stop())
 			})
 		})
 	}
@@ -161,25 +161,25 @@ func TestRelayUnknownCommitOutcome(t *testing.T) {
 func TestRelayTransactionTimeoutStartsNewSession(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, func(c *Config) { c.TransactionTimeout = 10 * time.Second })
-		h.src.Txn(1, 1)
+		h.Src.Txn(1, 1)
 		h.run()
-		h.committedIDs(1)
-		h.kafka.Mu.Lock()
-		h.kafka.FlushDelay = 11 * time.Second // paused in the commit
-		h.kafka.Mu.Unlock()
-		h.src.Txn(2, 2)
-		got := h.committedIDs(2)
+		h.CommittedIDs(1)
+		h.Kafka.Mu.Lock()
+		h.Kafka.FlushDelay = 11 * time.Second // paused in the commit
+		h.Kafka.Mu.Unlock()
+		h.Src.Txn(2, 2)
+		got := h.CommittedIDs(2)
 		if want := pipelinetest.IDs(1, 2); !slices.Equal(got, want) {
 			t.Errorf("committed %v, want %v", got, want)
 		}
-		if h.kafka.Drops != 1 || h.kafka.Aborts != 0 {
-			t.Errorf("%d dropped, %d aborted transactions; want 1, 0", h.kafka.Drops, h.kafka.Aborts)
+		if h.Kafka.Drops != 1 || h.Kafka.Aborts != 0 {
+			t.Errorf("%d dropped, %d aborted transactions; want 1, 0", h.Kafka.Drops, h.Kafka.Aborts)
 		}
-		if from := h.src.Starts()[1].From; from != "0-1-1" {
+		if from := h.Src.Starts()[1].From; from != "0-1-1" {
 			t.Errorf("new session from %q, want the checkpoint 0-1-1", from)
 		}
-		h.checkCommitted()
-		mustNoError(t, "stop", h.stop())
+		h.CheckCommitted()
+		mustNoError(t, "stop", h.Stop())
 	})
 }
 
@@ -189,16 +189,16 @@ func TestRelayTransactionTimeoutStartsNewSession(t *testing.T) {
 func TestRelayShutdownTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.src.Txn(1, 1)
+		h.Src.Txn(1, 1)
 		h.run()
-		h.committedIDs(1)
-		h.kafka.Mu.Lock()
-		h.kafka.StallFlush = true
-		h.kafka.Mu.Unlock()
-		h.src.Txn(2, 2)
-		h.settle()
+		h.CommittedIDs(1)
+		h.Kafka.Mu.Lock()
+		h.Kafka.StallFlush = true
+		h.Kafka.Mu.Unlock()
+		h.Src.Txn(2, 2)
+		h.Settle()
 		stopped := time.Now()
-		err := h.stop()
+		err := h.Stop()
 		mustIs(t, err, pipeline.ErrShutdownTimeout)
 		if took := time.Since(stopped); took != h.r.cfg.ShutdownTimeout {
 			t.Errorf("stopped after %s, want the shutdown timeout %s", took, h.r.cfg.ShutdownTimeout)
@@ -210,13 +210,13 @@ func TestRelayShutdownTimeout(t *testing.T) {
 		if msg := err.Error(); strings.Contains(msg, "--kafka-timeout") || strings.Contains(msg, "Kafka unavailable") || !strings.Contains(msg, "--shutdown-timeout") {
 			t.Errorf("error %q blames Kafka, or does not name --shutdown-timeout", msg)
 		}
-		if got := h.kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
+		if got := h.Kafka.IDs(); !slices.Equal(got, pipelinetest.IDs(1)) {
 			t.Errorf("committed %v, want %v", got, pipelinetest.IDs(1))
 		}
-		if h.kafka.Aborts != 1 {
-			t.Errorf("%d aborted transactions, want 1", h.kafka.Aborts)
+		if h.Kafka.Aborts != 1 {
+			t.Errorf("%d aborted transactions, want 1", h.Kafka.Aborts)
 		}
-		h.checkCommitted()
+		h.CheckCommitted()
 	})
 }
 
@@ -225,22 +225,22 @@ func TestRelayShutdownTimeout(t *testing.T) {
 func TestRelaySourceErrorIsNotKafkas(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.src.Fail = errors.New("outbox table app.outbox, transaction 0-1-7: connection reset in the payload")
+		h.Src.Fail = errors.New("outbox table app.outbox, transaction 0-1-7: connection reset in the payload")
 		h.run()
-		err := h.wait()
-		if err == nil || !strings.Contains(err.Error(), "connection reset in the payload") || h.kafka.Sinks != 1 {
-			t.Fatalf("Run = %v after %d sessions; want the source's error after one", err, h.kafka.Sinks)
+		err := h.Wait()
+		if err == nil || !strings.Contains(err.Error(), "connection reset in the payload") || h.Kafka.Sinks != 1 {
+			t.Fatalf("Run = %v after %d sessions; want the source's error after one", err, h.Kafka.Sinks)
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.src.Fail = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-		h.src.Txn(1, 1)
+		h.Src.Fail = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		h.Src.Txn(1, 1)
 		h.run()
-		h.committedIDs(1)
-		if h.kafka.Sinks != 2 {
-			t.Errorf("%d sessions, want a second after the lost connection", h.kafka.Sinks)
+		h.CommittedIDs(1)
+		if h.Kafka.Sinks != 2 {
+			t.Errorf("%d sessions, want a second after the lost connection", h.Kafka.Sinks)
 		}
-		mustNoError(t, "stop", h.stop())
+		mustNoError(t, "stop", h.Stop())
 	})
 }

@@ -37,19 +37,19 @@ func TestRelayReportsOpenTransaction(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := &txnMetrics{}
 		h := newHarness(t, func(c *Config) { c.Metrics = m })
-		h.src.Txn(1, 1, 2, 3)
+		h.Src.Txn(1, 1, 2, 3)
 		h.run()
-		h.committedIDs(3)
-		h.settle()
+		h.CommittedIDs(3)
+		h.Settle()
 		if began, n := m.open(); !began.IsZero() || n != 2 {
 			t.Fatalf("after one committed transaction of 3 records: began %v after %d reports, want none open after 2 (begin, commit)", began, n)
 		}
 
-		h.kafka.Mu.Lock()
-		h.kafka.StallFlush = true
-		h.kafka.Mu.Unlock()
-		h.src.Txn(2, 4, 5)
-		h.settle()
+		h.Kafka.Mu.Lock()
+		h.Kafka.StallFlush = true
+		h.Kafka.Mu.Unlock()
+		h.Src.Txn(2, 4, 5)
+		h.Settle()
 		began, _ := m.open()
 		if began.IsZero() {
 			t.Fatal("a transaction whose commit is stuck is not reported open")
@@ -58,7 +58,7 @@ func TestRelayReportsOpenTransaction(t *testing.T) {
 		if age := time.Since(began); age < h.r.cfg.ShutdownTimeout/4 {
 			t.Fatalf("stuck transaction's age %s, want at least %s", age, h.r.cfg.ShutdownTimeout/4)
 		}
-		mustIs(t, h.stop(), pipeline.ErrShutdownTimeout) // aborts it
+		mustIs(t, h.Stop(), pipeline.ErrShutdownTimeout) // aborts it
 		if began, _ := m.open(); !began.IsZero() {
 			t.Fatalf("aborted transaction still reported open since %v", began)
 		}
@@ -70,10 +70,10 @@ func TestRelayReportsNoTransactionAtLeastOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := &txnMetrics{}
 		h := newHarness(t, func(c *Config) { c.Metrics, c.Delivery = m, AtLeastOnce })
-		h.src.Txn(1, 1, 2)
+		h.Src.Txn(1, 1, 2)
 		h.run()
-		h.committedIDs(2)
-		mustNoError(t, "stop", h.stop())
+		h.CommittedIDs(2)
+		mustNoError(t, "stop", h.Stop())
 		if _, n := m.open(); n != 0 {
 			t.Fatalf("%d transaction reports at least once, want 0", n)
 		}
