@@ -76,9 +76,11 @@
 //     (route.DeadLetter) in Config.DeadLetterTopic, whose ids are then
 //     read as published too.
 //
+//   - A record too large for its topic is refused by the session before
+//     it is produced (kafka.TooLargeError) and is such a row error too.
+//
 // Not built in this version: a spill of the id set beyond memory (it is
-// capped by Config.MaxKnownIDs, 16 bytes per UUID id), and the checks run
-// makes before producing (a record too large for its
-// topic, a timestamp the topic refuses): such a record fails its produce
-// and stops the recovery.
+// capped by Config.MaxKnownIDs, 16 bytes per UUID id), and run's check of
+// a timestamp the topic refuses: such a record fails its produce and
+// stops the recovery.
 package recovery
