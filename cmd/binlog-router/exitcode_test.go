@@ -34,6 +34,7 @@ func TestExitCode(t *testing.T) {
 		{"server setting", wrap(binlog.ErrServerConfig), exitUsage},
 		{"server ignores the start position", wrap(&binlog.PositionIgnoredError{Server: "db:3306", Count: 1001}), exitUsage},
 		{"purged binlog", wrap(binlog.ErrBinlogPurged), exitPurged},
+		{"unfinished recover", wrap((&checkpoint.Checkpoint{Name: "r", Recovery: &checkpoint.Recovery{Table: "shop.outbox"}}).Unfinished()), exitPurged},
 		{"partition count changed", wrap(&kafka.PartitionChangeError{Topic: "orders", Old: 1, New: 4}), exitPartitions},
 		{"fenced", wrap(relay.ErrFenced), exitFatal},
 		{"checkpoint behind", wrap(relay.ErrCheckpointBehind), exitFatal},

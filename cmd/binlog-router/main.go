@@ -20,7 +20,7 @@ const (
 	exitOK     = 0 // stopped cleanly, or the command did what it was asked
 	exitFatal  = 1 // any other error: connection, Kafka, a row the router must stop before, ...
 	exitUsage  = 2 // bad usage or configuration: flags, --start, outbox tables, a refused GTID set, server settings
-	exitPurged = 3 // the binlog the checkpoint needs was purged
+	exitPurged = 3 // the binlog the checkpoint needs was purged, or a recover is unfinished: run recover
 	// exitShutdownTimeout: a stop did not commit within --shutdown-timeout
 	// and aborted the open Kafka transaction.
 	exitShutdownTimeout = 4

@@ -18,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/config"
 	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/logging"
@@ -70,9 +72,14 @@ the command the router's command line or environment.
 
 It refuses while a router of that name looks active (as "checkpoint set"),
 then fences the router's transactional ids. The checkpoint is committed
-with the last records: a recover stopped before its end leaves the old
-checkpoint and the records it committed; run it again (it publishes
-nothing twice) before run.
+with the last records. Each earlier Kafka transaction stores the
+recovery's progress in the router's checkpoint record: a recover stopped
+before its end leaves the records it committed and that progress, which
+"run" refuses (exit 3). Run recover again with the same window: it goes
+on from the last row stored, leaving the rows committed since its first
+snapshot to run, and hands over at that snapshot (it reads the whole
+window again when the binlog since then is gone; it publishes nothing
+twice either way).
 
 Exit status: 0 done (or a dry run); 1 error (nothing is lost: run it
 again); 2 usage (flags, a table without a primary key of one column or
@@ -111,7 +118,7 @@ func cmdRecover(ctx context.Context, args []string) int {
 		fmt.Fprintln(os.Stderr, "binlog-router recover:", err)
 		return exitUsage
 	case ctx.Err() != nil:
-		fmt.Fprintln(os.Stderr, "binlog-router recover: stopped by a signal; what was committed stays: run recover again (it publishes nothing twice), then run")
+		fmt.Fprintln(os.Stderr, "binlog-router recover: stopped by a signal; what was committed stays: run recover again with the same window (it goes on where it stopped and publishes nothing twice), then run")
 		return exitFatal
 	}
 	fmt.Fprintln(os.Stderr, "binlog-router recover:", err)
@@ -145,25 +152,53 @@ func runRecover(ctx context.Context, cfg *config.Config, log zerolog.Logger) (re
 			return recovery.Summary{}, err
 		}
 	}
+	// old may hold an unfinished recovery's progress; stored is the
+	// router's own checkpoint, which that record keeps unchanged.
+	stored := old
+	if old != nil && old.Recovery != nil && old.GTIDSet == "" {
+		stored = nil // the router had none before the recovery
+	}
 	var since time.Time
 	switch {
 	case cfg.Recover.Since.Given:
 		since = cfg.Recover.Since.Time
 	case cfg.Recover.SinceCheckpoint:
-		if old == nil {
+		if stored == nil {
 			return recovery.Summary{}, fmt.Errorf("--since-checkpoint: router %q has no checkpoint in %q; give the window with --since TIME", cfg.Name, cfg.CheckpointTopic)
 		}
-		since = old.Time.Add(-cfg.Recover.Margin)
+		since = stored.Time.Add(-cfg.Recover.Margin)
 	}
 	server := reader.Server()
 	zone, _ := server.DatetimeZone() // nil: a DATETIME creation time is refused by name
 	rc := cfg.RecoverConfig(log, since, zone, "binlog-router-recover-"+cfg.Name)
-	if old != nil {
-		rc.CheckpointTime = old.Time
+	if stored != nil {
+		rc.CheckpointTime = stored.Time
+	}
+	if old != nil && old.Recovery != nil && cfg.DryRun {
+		log.Info().Str("table", old.Recovery.Table).Int64("published", old.Recovery.Published).
+			Msg("an unfinished recovery is in the checkpoint: the dry run counts the whole window; recover goes on where it stopped")
 	}
 	if !cfg.DryRun {
 		if err := fenceRouter(ctx, cfg, adm); err != nil {
 			return recovery.Summary{}, err
+		}
+		if old != nil && old.Recovery != nil {
+			rc.Resume = old.Recovery
+			binlogReader, err := binlog.Open(ctx, recoverReaderConfig(cfg, log))
+			if err != nil {
+				return recovery.Summary{}, err
+			}
+			defer binlogReader.Close()
+			rc.Binlog = binlogReader
+		}
+		rc.Progress = func(_ context.Context, r *checkpoint.Recovery) (*kgo.Record, error) {
+			cp := checkpoint.Checkpoint{Name: cfg.Name, Flavor: string(server.Flavor), ServerID: server.ServerID, ServerUUID: server.ServerUUID, Source: cfg.MySQLAddr}
+			if stored != nil {
+				cp = *stored // unchanged but for the progress: run refuses it, a --since-checkpoint rerun reads its time
+			}
+			cp.Recovery = r
+			cp.Version = version + checkpoint.OperatorMark
+			return cp.Record(cfg.CheckpointTopic)
 		}
 		rc.Checkpoint = func(ctx context.Context, snap recovery.Snapshot) (*kgo.Record, error) {
 			// A new connection: the server's executed set is read when
@@ -195,12 +230,22 @@ func runRecover(ctx context.Context, cfg *config.Config, log zerolog.Logger) (re
 		return sum, err
 	}
 	was := "none"
-	if old != nil {
-		was = fmt.Sprintf("%q written %s", old.GTIDSet, old.Time.Format(time.RFC3339))
+	if stored != nil {
+		was = fmt.Sprintf("%q written %s", stored.GTIDSet, stored.Time.Format(time.RFC3339))
 	}
 	fmt.Fprintf(os.Stderr, "checkpoint %q set to %q (was %s), committed with the last recovered records; run publishes what comes after it\n",
 		cfg.Name, sum.Snapshot.GTID, was)
 	return sum, nil
+}
+
+// recoverReaderConfig reads the router's outbox tables with a throw-away
+// replica id, for the binlog between an unfinished recovery's snapshot
+// and the next one's.
+func recoverReaderConfig(cfg *config.Config, log zerolog.Logger) binlog.Config {
+	rc := cfg.ReaderConfig(log, nil)
+	rc.ServerID = randomServerID()
+	rc.ReconnectTimeout = 10 * time.Second
+	return rc
 }
 
 // fenceRouter creates the checkpoint topic if it is missing and
@@ -286,6 +331,14 @@ func recoverSummary(s recovery.Summary) []string {
 			line += "; first ids: " + strings.Join(t.FirstIDs, ", ")
 		}
 		lines = append(lines, line)
+	}
+	if r := s.Resumed; r != nil {
+		after := "its first row"
+		if len(r.After) > 0 {
+			after = "key " + string(r.After)
+		}
+		lines = append(lines, fmt.Sprintf("recover: went on from an unfinished recovery (snapshot %q, %d records published) at table %s after %s; %d rows committed since its snapshot left to run",
+			r.Snapshot, r.Published, r.Table, after, s.Streamed))
 	}
 	total := fmt.Sprintf("recover: %d rows in the window, %d already in Kafka (%d ids read from %d records), %d %s, snapshot at %q, %s (rows read in %s)",
 		s.Rows, s.Skipped, s.KnownIDs, s.Records, s.Published, verb, s.Snapshot.GTID, s.Elapsed.Round(time.Millisecond), s.Reading.Round(time.Millisecond))

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/config"
 	"github.com/binlog-router/binlog-router/internal/kafka"
 	"github.com/binlog-router/binlog-router/internal/logging"
@@ -22,7 +23,9 @@ import (
 	"github.com/binlog-router/binlog-router/internal/validate"
 )
 
-func isPurged(err error) bool { return errors.Is(err, binlog.ErrBinlogPurged) }
+func isPurged(err error) bool {
+	return errors.Is(err, binlog.ErrBinlogPurged) || errors.Is(err, checkpoint.ErrRecoveryUnfinished)
+}
 
 // parse fills the flags from args, the environment and the config file.
 func parse(fs *flag.FlagSet, args []string) error {

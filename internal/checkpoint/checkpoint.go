@@ -52,6 +52,10 @@ type Checkpoint struct {
 	// COMMIT or ROLLBACK is not: their rows are published at the COMMIT,
 	// read again from the binlog at the recorded position.
 	XAPrepared []binlog.PreparedXA `json:"xa_prepared,omitempty"`
+
+	// Recovery is an unfinished recover's progress (recovery.go); run
+	// refuses to start from a checkpoint that holds one.
+	Recovery *Recovery `json:"recovery,omitempty"`
 }
 
 // Record returns the checkpoint as a record for topic: key = Name,

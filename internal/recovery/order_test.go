@@ -110,7 +110,7 @@ func TestChunkOrderOnMariaDB(t *testing.T) {
 				var from *cursor
 				for chunks := 0; ; chunks++ {
 					require.Less(t, chunks, 100, "the reads end")
-					last, err := s.chunk(ctx, db, from, n, since, "", binlog.UUIDStandard, func(r *binlog.OutboxRow) error {
+					last, err := s.chunk(ctx, db, from, n, since, "", binlog.UUIDStandard, func(r *binlog.OutboxRow, _ *cursor) error {
 						got = append(got, string(r.EventID))
 						return nil
 					})
@@ -137,7 +137,7 @@ func TestChunkOrderOnMariaDB(t *testing.T) {
 			if tc.index {
 				assert.Equal(t, want[len(want)-1].UnixMicro(), kp.max)
 				s.first = nil
-				last, err := s.chunk(ctx, db, &cursor{key: rows[nulls+4].id}, 6, time.Time{}, "", binlog.UUIDStandard, func(*binlog.OutboxRow) error { return nil })
+				last, err := s.chunk(ctx, db, &cursor{key: rows[nulls+4].id}, 6, time.Time{}, "", binlog.UUIDStandard, func(*binlog.OutboxRow, *cursor) error { return nil })
 				require.NoError(t, err)
 				kp.read(s.first, 6)
 				_, _, ok := kp.left(last.position(s))

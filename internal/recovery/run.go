@@ -107,6 +107,20 @@ type Config struct {
 	// the last records and the checkpoint are committed together or not
 	// at all. An error aborts that transaction. Not called with DryRun.
 	Checkpoint func(ctx context.Context, snap Snapshot) (*kgo.Record, error)
+	// Progress, if set, returns the record of the router's checkpoint
+	// holding the recovery's progress (checkpoint.Recovery): it is
+	// produced in every Kafka transaction but the last, whose record
+	// Checkpoint gives. Not called with DryRun.
+	Progress func(ctx context.Context, progress *checkpoint.Recovery) (*kgo.Record, error)
+	// Resume is the progress an earlier run committed (the router's
+	// checkpoint record holds it), or nil. Run goes on from it when its
+	// Window is this one's and the binlog between its snapshot and this
+	// one can be read from Binlog (resume.go); else it reads the whole
+	// window again.
+	Resume *checkpoint.Recovery
+	// Binlog is the outbox tables' binlog (a binlog.Reader of the
+	// router's tables), read on a resume.
+	Binlog pipeline.Source
 	// DryRun reads and counts, produces nothing.
 	DryRun bool
 	Logger zerolog.Logger
@@ -176,9 +190,20 @@ type TopicCount struct {
 
 // Summary is what a recovery did.
 type Summary struct {
-	Snapshot Snapshot // the position the recovery read at; the checkpoint to write
-	KnownIDs int      // distinct ids read from the outbox topics
-	Records  int64    // records read from the outbox topics
+	// Snapshot is the checkpoint to write: the position the recovery read
+	// at, or on a resume the first run's (Resumed).
+	Snapshot Snapshot
+	// Read is the position this run read the table at (Snapshot unless
+	// resumed).
+	Read Snapshot
+	// Resumed is the earlier run's progress this run went on from, or
+	// nil.
+	Resumed *checkpoint.Recovery
+	// Streamed: rows of the window committed after Snapshot, which run
+	// publishes from there (on a resume; skipped here).
+	Streamed int64
+	KnownIDs int   // distinct ids read from the outbox topics
+	Records  int64 // records read from the outbox topics
 	Topics   []*TopicCount
 	Orders   []TableOrder // the order each table was (would be) read in, and why
 	// Uncovered: per table, what of the gap after the checkpoint the
@@ -274,8 +299,18 @@ func Run(ctx context.Context, db *sql.DB, flavor gtid.Flavor, cfg Config) (Summa
 		return sum, err
 	}
 	defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK") }()
-	sum.Snapshot = snap
+	sum.Snapshot, sum.Read = snap, snap
 	log.Info().Str("gtid", snap.GTID).Str("file", snap.File).Uint64("position", snap.Position).Msg("snapshot started")
+	var streamed *kafka.IDSet
+	if cfg.Resume != nil && !cfg.DryRun {
+		if streamed, err = resume(ctx, &cfg, flavor, snap, log); err != nil {
+			return sum, err
+		}
+		if streamed != nil {
+			sum.Resumed = cfg.Resume
+			sum.Snapshot = Snapshot{Flavor: flavor, File: cfg.Resume.SnapshotFile, Position: cfg.Resume.SnapshotPos, GTID: cfg.Resume.Snapshot}
+		}
+	}
 	for _, src := range sources {
 		u, err := src.uncovered(ctx, conn, cfg.CheckpointTime, cfg.Since)
 		if err != nil {
@@ -293,7 +328,8 @@ func Run(ctx context.Context, db *sql.DB, flavor gtid.Flavor, cfg Config) (Summa
 			return sum, err
 		}
 	}
-	p := &publisher{cfg: &cfg, router: router, known: scan.IDs, out: out, counts: map[string]*TopicCount{}, log: log, sum: &sum, last: time.Now(), indexed: indexed}
+	p := &publisher{cfg: &cfg, router: router, known: scan.IDs, out: out, counts: map[string]*TopicCount{}, log: log, sum: &sum, last: time.Now(), indexed: indexed,
+		streamed: streamed}
 	err = p.run(ctx, conn, sources)
 	for _, tc := range p.counts {
 		sum.Topics = append(sum.Topics, tc)
@@ -317,6 +353,16 @@ type publisher struct {
 	reading  time.Time        // the first chunk's start
 	last     time.Time        // the last progress line
 	indexed  map[*source]bool // created-at order: an index begins with the creation time column
+	streamed *kafka.IDSet     // on a resume: the rows committed after the first snapshot (run publishes them)
+	at       handled          // the last row handled
+	resumed  bool             // the stored table was reached (resumeAt)
+}
+
+// handled is the last row of the window handled (published, skipped or
+// dead-lettered): the progress a commit stores.
+type handled struct {
+	table string
+	row   *cursor
 }
 
 func (p *publisher) run(ctx context.Context, conn *sql.Conn, sources []*source) error {
@@ -348,14 +394,19 @@ func (p *publisher) tables(ctx context.Context, conn *sql.Conn, sources []*sourc
 	defer func() { p.sum.Reading = time.Since(pace.start) }()
 	n := pace.chunk(p.cfg.Chunk)
 	for _, s := range sources {
+		from, done := p.resumeAt(s)
+		if done {
+			continue
+		}
 		kp, err := newKeyProgress(ctx, conn, s, p.indexed[s])
 		if err != nil {
 			return err
 		}
-		var from *cursor
+		p.at = handled{table: s.name.String(), row: from}
 		for {
 			before := p.sum.Rows
-			last, err := s.chunk(ctx, conn, from, n, p.cfg.Since, p.cfg.Where, p.cfg.UUIDBinary, func(row *binlog.OutboxRow) error {
+			last, err := s.chunk(ctx, conn, from, n, p.cfg.Since, p.cfg.Where, p.cfg.UUIDBinary, func(row *binlog.OutboxRow, at *cursor) error {
+				p.at.row = at
 				return p.row(ctx, row, txn)
 			})
 			if err != nil {
@@ -383,6 +434,10 @@ func (p *publisher) tables(ctx context.Context, conn *sql.Conn, sources []*sourc
 
 func (p *publisher) row(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn) error {
 	p.sum.Rows++
+	if p.streamed != nil && p.streamed.Has(row.EventID) {
+		p.sum.Streamed++ // committed after the first snapshot: run publishes it
+		return nil
+	}
 	rec, err := p.router.Route(row, txn)
 	var re *route.RowError
 	if err != nil {
@@ -435,7 +490,35 @@ func (p *publisher) row(ctx context.Context, row *binlog.OutboxRow, txn *binlog.
 	return nil
 }
 
+// commit commits the records produced since the last commit with the
+// recovery's progress (Config.Progress), when set.
 func (p *publisher) commit(ctx context.Context) error {
+	if p.cfg.Progress != nil {
+		rec, err := p.cfg.Progress(ctx, p.progressRecord())
+		if err != nil {
+			return fmt.Errorf("the recovery's progress: %w", err)
+		}
+		if err := p.out.Produce(ctx, rec); err != nil {
+			return err
+		}
+	}
+	return p.commitRecords(ctx)
+}
+
+// progressRecord is the progress a commit now stores.
+func (p *publisher) progressRecord() *checkpoint.Recovery {
+	r := &checkpoint.Recovery{Snapshot: p.sum.Snapshot.GTID, SnapshotFile: p.sum.Snapshot.File, SnapshotPos: p.sum.Snapshot.Position,
+		Window: p.cfg.Window(), Table: p.at.table, Published: p.sum.Published + p.pending, Written: time.Now().UTC()}
+	if p.sum.Resumed != nil {
+		r.Published += p.sum.Resumed.Published
+	}
+	if c := p.at.row; c != nil {
+		r.After, r.AfterNullCreated = []byte(fmt.Sprint(c.key)), c.nullCreated // chunk's keys are strings
+	}
+	return r
+}
+
+func (p *publisher) commitRecords(ctx context.Context) error {
 	if err := p.out.Commit(ctx, nil); err != nil {
 		return err
 	}
@@ -479,7 +562,7 @@ func (p *publisher) checkpoint(ctx context.Context) error {
 	if err := p.out.Produce(ctx, rec); err != nil {
 		return err
 	}
-	if err := p.commit(ctx); err != nil {
+	if err := p.commitRecords(ctx); err != nil {
 		return err
 	}
 	p.sum.Checkpointed = true

@@ -254,3 +254,50 @@ func TestPublisherDeadLettersTooLarge(t *testing.T) {
 	assert.Equal(t, int64(1), sum.DeadLettered)
 	assert.Equal(t, int64(3), sum.Published)
 }
+
+// TestPublisherCommitsProgress: every commit but the last carries the
+// progress (the last row handled, the snapshot, the window, the records
+// committed with it, an earlier run's included); the last carries the
+// checkpoint and no progress after it. Rows committed after the first
+// snapshot (streamed) are left to run.
+func TestPublisherCommitsProgress(t *testing.T) {
+	out := &fakeSink{}
+	p, sum := newTestPublisher(t, out, kafka.NewIDSet(), 2)
+	sum.Snapshot = Snapshot{GTID: "0-1-9", File: "bin.000002", Position: 400}
+	sum.Resumed = &checkpoint.Recovery{Published: 100}
+	p.streamed = kafka.NewIDSet()
+	p.streamed.Add(testRow(2, "A").EventID)
+	var progress []*checkpoint.Recovery
+	p.cfg.Progress = func(_ context.Context, r *checkpoint.Recovery) (*kgo.Record, error) {
+		progress = append(progress, r)
+		return &kgo.Record{Topic: "checkpoints", Key: []byte("progress")}, nil
+	}
+	p.cfg.Checkpoint = func(context.Context, Snapshot) (*kgo.Record, error) {
+		return &kgo.Record{Topic: "checkpoints", Key: []byte("final")}, nil
+	}
+	p.at.table = "shop.outbox"
+	for i := range 6 {
+		p.at.row = &cursor{key: fmt.Sprint(i)}
+		require.NoError(t, p.row(t.Context(), testRow(i, "A"), &binlog.Txn{}))
+	}
+	require.NoError(t, p.run(t.Context(), nil, nil))
+
+	var keys []string
+	for _, rec := range out.produced {
+		keys = append(keys, string(rec.Key))
+	}
+	assert.Equal(t, []string{"o-0", "o-1", "progress", "o-0", "o-1", "progress", "o-2", "final"}, keys,
+		"row 2 is left to run; a progress record ends each transaction but the last")
+	require.Len(t, progress, 2)
+	assert.Equal(t, "1", string(progress[0].After))
+	assert.Equal(t, "4", string(progress[1].After), "the second transaction ends with row 4")
+	for _, r := range progress {
+		assert.Equal(t, "shop.outbox", r.Table)
+		assert.Equal(t, "0-1-9", r.Snapshot)
+		assert.Equal(t, uint64(400), r.SnapshotPos)
+		assert.Equal(t, p.cfg.Window(), r.Window)
+	}
+	assert.Equal(t, []int64{102, 104}, []int64{progress[0].Published, progress[1].Published}, "an earlier run's 100 included")
+	assert.Equal(t, int64(1), sum.Streamed)
+	assert.Equal(t, int64(5), sum.Published)
+}

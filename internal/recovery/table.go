@@ -224,7 +224,7 @@ func (s *source) createdSelect() string {
 // chunk reads the next at most n rows of the window after cursor from
 // (from the first when nil) in the table's order, calling fn for each
 // with the row decoded as the binlog reader decodes it (valid until fn
-// returns), and returns the cursor of the last row read (nil when none).
+// returns) and its cursor, and returns the cursor of the last row read (nil when none).
 //
 // In key order the next chunk is `key > last`. In created-at order it
 // is the rows after the last one in (creation time, key) order: `c >
@@ -233,7 +233,7 @@ func (s *source) createdSelect() string {
 // subquery: no text or time zone round trip, and the server still
 // reads the range of an index on c). A NULL creation time sorts first:
 // after such a row come the NULL rows of greater key, then every other.
-func (s *source) chunk(ctx context.Context, q querier, from *cursor, n int, since time.Time, where string, uuidOrder binlog.UUIDBinary, fn func(*binlog.OutboxRow) error) (*cursor, error) {
+func (s *source) chunk(ctx context.Context, q querier, from *cursor, n int, since time.Time, where string, uuidOrder binlog.UUIDBinary, fn func(*binlog.OutboxRow, *cursor) error) (*cursor, error) {
 	stmt, args := s.chunkQuery(from, n, since, where)
 	rows, err := q.QueryContext(ctx, stmt, args...)
 	if err != nil {
@@ -281,7 +281,7 @@ func (s *source) chunk(ctx context.Context, q querier, from *cursor, n int, sinc
 		if s.first == nil {
 			s.first = last.position(s)
 		}
-		if err := fn(r); err != nil {
+		if err := fn(r, last); err != nil {
 			return nil, err
 		}
 	}

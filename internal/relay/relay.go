@@ -141,6 +141,9 @@ func (r *Relay) runActive(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := cp.Unfinished(); err != nil {
+		return err
+	}
 	start, err := r.startPosition(ctx, cp)
 	if err != nil {
 		return err
