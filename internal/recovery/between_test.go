@@ -3,11 +3,14 @@ package recovery
 import (
 	"errors"
 	"testing"
+	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/pipeline/pipelinetest"
 )
@@ -46,4 +49,36 @@ func mustSet(t *testing.T, s string) *gtid.Set {
 	set, err := gtid.Parse(gtid.MariaDB, s)
 	require.NoError(t, err)
 	return set
+}
+
+// TestResumeDecides: a resume goes on only for the same window and a
+// binlog it can read from the stored snapshot; otherwise the whole window
+// is read again (nil ids, no error).
+func TestResumeDecides(t *testing.T) {
+	src := pipelinetest.NewSource()
+	src.Txn(1, 1)
+	src.Txn(2, 2)
+	src.Txn(3, 3)
+	cfg := &Config{Since: time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC), Order: OrderAuto, Binlog: src}
+	snap := Snapshot{Flavor: gtid.MariaDB, GTID: "0-1-3"}
+	stored := &checkpoint.Recovery{Snapshot: "0-1-1", Window: cfg.Window(), Table: "shop.outbox", After: []byte("7")}
+
+	cfg.Resume = stored
+	ids, err := resume(t.Context(), cfg, gtid.MariaDB, snap, zerolog.Nop())
+	require.NoError(t, err)
+	require.NotNil(t, ids)
+	assert.Equal(t, 2, ids.Len(), "the rows of 0-1-2 and 0-1-3")
+
+	other := *stored
+	other.Window = "since 2026-12-05T09:00:00Z; tables ; order auto"
+	cfg.Resume = &other
+	ids, err = resume(t.Context(), cfg, gtid.MariaDB, snap, zerolog.Nop())
+	require.NoError(t, err)
+	assert.Nil(t, ids, "another window starts over")
+
+	cfg.Resume = stored
+	src.Fail = binlog.ErrBinlogPurged
+	ids, err = resume(t.Context(), cfg, gtid.MariaDB, snap, zerolog.Nop())
+	require.NoError(t, err)
+	assert.Nil(t, ids, "a purged binlog since the stored snapshot starts over")
 }
