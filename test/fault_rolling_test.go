@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/internal/inboxtest"
 	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
@@ -277,7 +278,7 @@ func TestFaultRollingKillCoordinator(t *testing.T) {
 func TestFaultRollingInbox(t *testing.T) {
 	rg := startRolling(t, "rollinbox", 300, "Paid")
 	l := newLedgerInbox(t, rg.e)
-	c := l.start(t, rg.e, unique("billing"))
+	c := l.start(t, rg.e, inboxtest.Unique("billing"))
 	eventually(t, 2*time.Minute, "the inbox consumer applying events", func() bool { return c.Stats().Processed >= 200 })
 	for _, i := range rg.rng.Perm(3) {
 		rg.restart(i, false)

@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ type ledgerInbox struct {
 
 func newLedgerInbox(t *testing.T, e *env) *ledgerInbox {
 	t.Helper()
-	l := &ledgerInbox{db: devenv.CreateDatabase(t, e.maria, "billing"), name: unique("billing")}
+	l := &ledgerInbox{db: devenv.CreateDatabase(t, e.maria, "billing"), name: inboxtest.Unique("billing")}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := inbox.CreateTable(ctx, l.db, inbox.MySQL, ""); err != nil {
@@ -39,7 +40,7 @@ func (l *ledgerInbox) start(t *testing.T, e *env, group string) *inboxtest.Runni
 		DB: l.db, Dialect: inbox.MySQL, CommitInterval: 50 * time.Millisecond,
 		Handler: func(ctx context.Context, tx *sql.Tx, ev inbox.Event) error {
 			var p struct{ Amount int }
-			if err := jsonUnmarshal(ev.Payload, &p); err != nil {
+			if err := json.Unmarshal(ev.Payload, &p); err != nil {
 				return err
 			}
 			_, err := tx.ExecContext(ctx, "INSERT INTO ledger (event_id, account, amount) VALUES (?, ?, ?)", ev.ID, ev.AggregateID, p.Amount)
@@ -94,9 +95,9 @@ func TestInboxBehindRouter(t *testing.T) {
 		}
 		return c.Stats()
 	}
-	st := pass(unique("billing"), func(s inbox.Stats) bool { return s.Processed >= n })
+	st := pass(inboxtest.Unique("billing"), func(s inbox.Stats) bool { return s.Processed >= n })
 	t.Logf("first pass %+v", st)
-	st2 := pass(unique("billing-again"), func(s inbox.Stats) bool { return s.Duplicates >= n })
+	st2 := pass(inboxtest.Unique("billing-again"), func(s inbox.Stats) bool { return s.Duplicates >= n })
 	t.Logf("second pass %+v", st2)
 	if st.Processed != n || st.Duplicates != 0 || st2.Processed != 0 || st2.Duplicates != n {
 		t.Errorf("stats %+v then %+v: want %d processed, then %d duplicates", st, st2, n, n)
@@ -117,7 +118,7 @@ func TestInboxBehindRouterReplay(t *testing.T) {
 	const n = 60
 	want := writePaid(e, 0, n)
 	to := e.gtidPos()
-	c := l.start(t, e, unique("billing"))
+	c := l.start(t, e, inboxtest.Unique("billing"))
 	eventually(t, 90*time.Second, "the router's events applied", func() bool { return c.Stats().Processed >= n })
 
 	res := cliRun(t, append(append([]string{"replay"}, args...), "--from-gtid", from, "--to-gtid", to)...)
@@ -150,7 +151,7 @@ func TestInboxBehindRouterAtLeastOnce(t *testing.T) {
 	l := newLedgerInbox(t, e)
 	// Checkpoints only at the ends of binlog transactions.
 	r := startRouter(t, e.args("inbox-alo", "--delivery", "at-least-once", "--commit-interval", "1m")...)
-	c := l.start(t, e, unique("billing"))
+	c := l.start(t, e, inboxtest.Unique("billing"))
 	topic := e.prefix + ".Paid"
 	n, want := 0, 0
 	const big = 1500

@@ -71,7 +71,7 @@ func TestInboxKillWindows(t *testing.T) {
 			if k == nil {
 				k = devenv.NewKafka(t, kfake.GroupMinSessionTimeout(500*time.Millisecond))
 			}
-			topic, name := unique("inbox.kill"), unique("effects")
+			topic, name := inboxtest.Unique("inbox.kill"), inboxtest.Unique("effects")
 			const n = 400
 			var recs []*kgo.Record
 			for i := range n {

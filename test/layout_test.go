@@ -1,7 +1,6 @@
 package test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -115,13 +114,3 @@ func requireExactly(t *testing.T, e *env, evs []event, got []*kgo.Record) {
 
 // stopLine is the log line that names binlog_row_metadata=FULL.
 func stopLine(log string) string { return lineWith(log, "binlog_row_metadata=FULL") }
-
-// lineWith is the first log line that contains s.
-func lineWith(log, s string) string {
-	for _, l := range strings.Split(log, "\n") {
-		if strings.Contains(l, s) {
-			return l
-		}
-	}
-	return ""
-}

@@ -1,11 +1,9 @@
 package test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -191,27 +189,6 @@ func (e *env) writeEventsAt(at time.Time, typ string, n int) []string {
 		ids = append(ids, ev.ID)
 	}
 	return ids
-}
-
-// cliResult is the outcome of one binlog-router command.
-type cliResult struct {
-	code           int
-	stdout, stderr string
-}
-
-// cliRun runs binlog-router with args and waits for it (at most a minute).
-func cliRun(t testing.TB, args ...string) cliResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, routerBin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if _, exited := err.(*exec.ExitError); err != nil && !exited {
-		t.Fatalf("binlog-router %s: %v", args[0], err)
-	}
-	return cliResult{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 }
 
 func recordsByID(t testing.TB, recs []*kgo.Record) map[string]*kgo.Record {
