@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // aclGrant is one ACL binding of the router's principal: one operation on
@@ -55,7 +57,7 @@ func (g aclGrant) builder(principal string) *kadm.ACLBuilder {
 // scenarios that use them.
 type aclWorld struct {
 	t        *testing.T
-	e        *env
+	e        *harness.Env
 	s        *securedKafka
 	adm      *kadm.Client
 	name     string // --name
@@ -117,9 +119,9 @@ func (w *aclWorld) setGrants(grants []aclGrant, create bool) {
 // run starts the router with the world's flags plus extra and returns it.
 func (w *aclWorld) routerArgs(start string, extra ...string) []string {
 	args := []string{
-		"--mysql-addr", w.e.maria.Addr(), "--mysql-user", "root",
+		"--mysql-addr", w.e.Maria.Addr(), "--mysql-user", "root",
 		"--kafka-brokers", strings.Join(w.s.secured, ","),
-		"--outbox-table", w.e.dbName + ".outbox",
+		"--outbox-table", w.e.DBName + ".outbox",
 		"--topic-template", w.prefix + ".{event_type}",
 		"--checkpoint-topic", w.cpTopic,
 		"--dead-letter-topic", w.dlqTopic,
@@ -160,8 +162,8 @@ type aclOutcome struct {
 // scenario runs one scenario and reports whether it did its job.
 func (w *aclWorld) scenario(sc string) aclOutcome {
 	w.t.Helper()
-	start := w.e.gtidPos()
-	good := newEvent("acl-good", "ACLRouted", `{"ok":true}`)
+	start := w.e.GTIDPos()
+	good := harness.NewEvent("acl-good", "ACLRouted", `{"ok":true}`)
 	switch sc {
 	case scRun, scALO, scHA, scDLQ:
 		var extra []string
@@ -172,18 +174,18 @@ func (w *aclWorld) scenario(sc string) aclOutcome {
 			extra = []string{"--ha", "--ha-session-timeout", "6s"}
 		case scDLQ:
 			extra = []string{"--on-invalid", "dead-letter"}
-			bad := newEvent("bad", "ACLRouted", `{}`)
+			bad := harness.NewEvent("bad", "ACLRouted", `{}`)
 			bad.ID = "bad-" + bad.ID[:32] // not a UUID: a row error
-			w.e.insertTx(bad)
+			w.e.InsertTx(bad)
 		}
-		w.e.insertTx(good)
+		w.e.InsertTx(good)
 		return w.runRouter(start, good.ID, sc == scDLQ, extra...)
 	case scShow:
 		return w.cli("checkpoint", "show", "--name", w.name, "--kafka-brokers", strings.Join(w.s.secured, ","), "--checkpoint-topic", w.cpTopic)
 	case scSet, scReset:
 		args := []string{"checkpoint", strings.TrimPrefix(sc, "checkpoint "), "--name", w.name,
 			"--kafka-brokers", strings.Join(w.s.secured, ","), "--checkpoint-topic", w.cpTopic,
-			"--mysql-addr", w.e.maria.Addr(), "--mysql-user", "root", "--idle-checkpoint", "100ms"}
+			"--mysql-addr", w.e.Maria.Addr(), "--mysql-user", "root", "--idle-checkpoint", "100ms"}
 		if sc == scSet {
 			args = append(args, "--gtid", start)
 		}
@@ -200,13 +202,13 @@ func (w *aclWorld) scenario(sc string) aclOutcome {
 		o.ok = o.ok && !strings.Contains(o.log, "FAIL ")
 		return o
 	case scReplay:
-		w.e.insertTx(good)
-		args := append([]string{"replay"}, w.routerArgs(start, "--from-gtid", start, "--to-gtid", w.e.gtidPos())...)
+		w.e.InsertTx(good)
+		args := append([]string{"replay"}, w.routerArgs(start, "--from-gtid", start, "--to-gtid", w.e.GTIDPos())...)
 		o := w.cli(args...)
 		if o.ok {
-			c := newConsumer(w.t, w.s.Apache.Brokers(), "^"+w.prefix+`\.ACLRouted$`)
-			recs, _ := c.readUntil(func(r []*kgo.Record) bool { return slices.Contains(recordIDs(r), good.ID) }, 30*time.Second)
-			o.ok = slices.Contains(recordIDs(recs), good.ID)
+			c := harness.NewConsumer(w.t, w.s.Apache.Brokers(), "^"+w.prefix+`\.ACLRouted$`)
+			recs, _ := c.ReadUntil(func(r []*kgo.Record) bool { return slices.Contains(harness.RecordIDs(r), good.ID) }, 30*time.Second)
+			o.ok = slices.Contains(harness.RecordIDs(recs), good.ID)
 		}
 		return o
 	}
@@ -220,33 +222,33 @@ func (w *aclWorld) scenario(sc string) aclOutcome {
 func (w *aclWorld) runRouter(start, goodID string, dlq bool, extra ...string) aclOutcome {
 	w.t.Helper()
 	began := time.Now()
-	r := startRouter(w.t, w.routerArgs(start, extra...)...)
-	c := newConsumer(w.t, w.s.Apache.Brokers(), "^"+w.prefix+`\.ACLRouted$`)
-	var d *consumer
+	r := harness.StartRouter(w.t, w.routerArgs(start, extra...)...)
+	c := harness.NewConsumer(w.t, w.s.Apache.Brokers(), "^"+w.prefix+`\.ACLRouted$`)
+	var d *harness.Consumer
 	if dlq {
-		d = newConsumer(w.t, w.s.Apache.Brokers(), exactTopic(w.dlqTopic))
+		d = harness.NewConsumer(w.t, w.s.Apache.Brokers(), harness.ExactTopic(w.dlqTopic))
 	}
 	routed, lettered := false, !dlq
-	for time.Since(began) < aclWait && r.running() && !(routed && lettered) {
+	for time.Since(began) < aclWait && r.Running() && !(routed && lettered) {
 		if !routed {
-			recs := c.quiet(300 * time.Millisecond)
-			routed = slices.Contains(recordIDs(recs), goodID)
+			recs := c.Quiet(300 * time.Millisecond)
+			routed = slices.Contains(harness.RecordIDs(recs), goodID)
 		}
 		if !lettered {
-			lettered = len(d.quiet(300*time.Millisecond)) > 0
+			lettered = len(d.Quiet(300*time.Millisecond)) > 0
 		}
 	}
 	o := aclOutcome{took: time.Since(began)}
 	if routed && lettered {
-		o.code = r.stop(30 * time.Second)
+		o.code = r.Stop(30 * time.Second)
 		o.ok = o.code == 0
-	} else if r.running() {
-		r.kill()
+	} else if r.Running() {
+		r.Kill()
 		o.code = -1
 	} else {
-		o.code = r.exitCode()
+		o.code = r.ExitCode()
 	}
-	o.log = r.out.String()
+	o.log = r.Out.String()
 	o.lines = strings.Count(o.log, "\n")
 	return o
 }
@@ -255,8 +257,8 @@ func (w *aclWorld) runRouter(start, goodID string, dlq bool, extra ...string) ac
 func (w *aclWorld) cli(args ...string) aclOutcome {
 	w.t.Helper()
 	began := time.Now()
-	res := cliRun(w.t, append(args, w.auth...)...)
-	o := aclOutcome{ok: res.code == 0, code: res.code, log: res.stdout + res.stderr, took: time.Since(began)}
+	res := harness.RunCLI(w.t, append(args, w.auth...)...)
+	o := aclOutcome{ok: res.Code == 0, code: res.Code, log: res.Stdout + res.Stderr, took: time.Since(began)}
 	o.lines = strings.Count(o.log, "\n")
 	return o
 }
@@ -279,12 +281,12 @@ type aclCase struct {
 // retry storm); the optional DESCRIBE_CONFIGS grants only cost a warning.
 // Nothing in the list is unneeded: each one is missed by some command.
 func TestApacheACLs(t *testing.T) {
-	e := newEnv(t, envOpts{})
+	e := harness.NewEnv(t, harness.EnvOpts{})
 	s := startSecuredKafka(t, securedKafkaConfig{acls: true, scram: map[string]string{"router": "r0uter-s3cret", "admin": "adm1n-s3cret"}})
 	adm := adminOf(t, s.Kafka)
 	auth := s.routerTLS(t, "router", "r0uter-s3cret")
 	world := func(i int) *aclWorld {
-		p := fmt.Sprintf("%sa%d", e.prefix, i)
+		p := fmt.Sprintf("%sa%d", e.Prefix, i)
 		return &aclWorld{t: t, e: e, s: s, adm: adm, name: fmt.Sprintf("acl%d", i), prefix: p,
 			cpTopic: p + "_checkpoints", dlqTopic: p + "_dlq", auth: auth}
 	}
@@ -346,8 +348,8 @@ func TestApacheACLs(t *testing.T) {
 			}
 		}
 		t.Run("without "+missing.String(), func(t *testing.T) {
-			w.t, e.t = t, t
-			defer func() { e.t = parent }()
+			w.t, e.T = t, t
+			defer func() { e.T = parent }()
 			if c.fresh {
 				w.setGrants(rest, true)
 			} else {

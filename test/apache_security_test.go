@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // securedListener is the name (and security protocol) of the secured
@@ -75,7 +76,7 @@ func startSecuredKafka(t *testing.T, cfg securedKafkaConfig) *securedKafka {
 	for name, pw := range cfg.scram {
 		format = append(format, "--add-scram", fmt.Sprintf("SCRAM-SHA-512=[name=%s,password=%s]", name, pw))
 	}
-	k := privateApache(t, devenv.ApacheKafkaConfig{
+	k := harness.PrivateApache(t, devenv.ApacheKafkaConfig{
 		ExtraListeners: map[string]string{securedListener: securedListener},
 		Props:          props,
 		FormatArgs:     format,
@@ -118,7 +119,7 @@ func (s *securedKafka) addScramUser(t *testing.T, user, password string) {
 		"--add-config", fmt.Sprintf("SCRAM-SHA-512=[iterations=8192,password=%s]", password))
 	require.NoError(t, err, out)
 	cl := s.client(t, user, password)
-	eventually(t, 60*time.Second, "user "+user+" authenticates", func() bool {
+	harness.Eventually(t, 60*time.Second, "user "+user+" authenticates", func() bool {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		return cl.Ping(rctx) == nil
@@ -133,37 +134,37 @@ func (s *securedKafka) addScramUser(t *testing.T, user, password string) {
 // password exits 1 within seconds saying SASL authentication failed, and
 // a CA that did not sign the broker's certificate exits 1 saying so.
 func TestApacheSASLSSL(t *testing.T) {
-	e := newEnv(t, envOpts{})
+	e := harness.NewEnv(t, harness.EnvOpts{})
 	s := startSecuredKafka(t, securedKafkaConfig{scram: map[string]string{"router": "r0uter-s3cret"}})
 	s.addScramUser(t, "reader", "r3ader-s3cret")
-	e.kafka = &devenv.Kafka{Brokers: s.secured, Apache: s.Apache}
-	evs := []event{newEvent("ssl-1", "SASLSSLRouted", `{"n":1}`), newEvent("ssl-2", "SASLSSLRouted", `{"n":2}`)}
-	e.insertTx(evs[0])
+	e.Kafka = &devenv.Kafka{Brokers: s.secured, Apache: s.Apache}
+	evs := []harness.Event{harness.NewEvent("ssl-1", "SASLSSLRouted", `{"n":1}`), harness.NewEvent("ssl-2", "SASLSSLRouted", `{"n":2}`)}
+	e.InsertTx(evs[0])
 	auth := s.routerTLS(t, "router", "r0uter-s3cret")
 
 	start := time.Now()
-	r := startRouter(t, e.args("sasl-ssl", auth...)...)
-	e.insertTx(evs[1])
-	c := newConsumer(t, e.kafka.Brokers, e.topicRegex(), kgo.DialTLSConfig(s.tls), saslMechanism("SCRAM-SHA-512", "reader", "r3ader-s3cret"))
-	recs := c.read(len(evs), 90*time.Second)
+	r := harness.StartRouter(t, e.Args("sasl-ssl", auth...)...)
+	e.InsertTx(evs[1])
+	c := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex(), kgo.DialTLSConfig(s.tls), saslMechanism("SCRAM-SHA-512", "reader", "r3ader-s3cret"))
+	recs := c.Read(len(evs), 90*time.Second)
 	took := time.Since(start)
-	assert.ElementsMatch(t, []string{evs[0].ID, evs[1].ID}, recordIDs(recs))
+	assert.ElementsMatch(t, []string{evs[0].ID, evs[1].ID}, harness.RecordIDs(recs))
 	cp := checkpointShow(t, e, "sasl-ssl", 60*time.Second, auth...)
 	assert.Contains(t, cp, `"name": "sasl-ssl"`)
-	require.Equal(t, 0, r.stop(20*time.Second))
-	assert.NotContains(t, r.out.String(), "r0uter-s3cret", "the password is never logged")
+	require.Equal(t, 0, r.Stop(20*time.Second))
+	assert.NotContains(t, r.Out.String(), "r0uter-s3cret", "the password is never logged")
 
-	v := runValidate(t, nil, e.args("sasl-ssl", auth...)...)
+	v := runValidate(t, nil, e.Args("sasl-ssl", auth...)...)
 	assert.Contains(t, v.line("OK", "kafka"), "1 broker(s)")
 	assert.Regexp(t, `\[0-1-\d+\] written`, v.line("OK", "checkpoint"))
-	t.Logf("%s over %s: %d records routed and read back in %s", brokerName(), securedListener, len(recs), took.Round(time.Millisecond))
+	t.Logf("%s over %s: %d records routed and read back in %s", harness.BrokerName(), securedListener, len(recs), took.Round(time.Millisecond))
 
 	t.Run("wrong password", func(t *testing.T) {
 		start := time.Now()
-		r := startRouter(t, e.args("sasl-ssl-wrong", s.routerTLS(t, "router", "wrong-password")...)...)
-		assert.Equal(t, 1, r.wait(60*time.Second))
+		r := harness.StartRouter(t, e.Args("sasl-ssl-wrong", s.routerTLS(t, "router", "wrong-password")...)...)
+		assert.Equal(t, 1, r.Wait(60*time.Second))
 		took := time.Since(start)
-		log := r.out.String()
+		log := r.Out.String()
 		assert.Less(t, took, 30*time.Second, "fails fast")
 		assert.Regexp(t, regexp.MustCompile(`(?i)SASL authentication failed`), log)
 		assert.LessOrEqual(t, strings.Count(log, "\n"), 30, "no log storm")
@@ -174,10 +175,10 @@ func TestApacheSASLSSL(t *testing.T) {
 		args := s.routerTLS(t, "router", "r0uter-s3cret")
 		args[2] = other.caFile // --kafka-tls-ca
 		start := time.Now()
-		r := startRouter(t, e.args("sasl-ssl-ca", args...)...)
-		assert.Equal(t, 1, r.wait(60*time.Second))
+		r := harness.StartRouter(t, e.Args("sasl-ssl-ca", args...)...)
+		assert.Equal(t, 1, r.Wait(60*time.Second))
 		assert.Less(t, time.Since(start), 30*time.Second, "fails fast")
-		log := r.out.String()
+		log := r.Out.String()
 		assert.Contains(t, log, "TLS to the Kafka brokers")
 		assert.Contains(t, log, "certificate signed by unknown authority")
 	})
@@ -186,10 +187,10 @@ func TestApacheSASLSSL(t *testing.T) {
 		args = append(args[:3], args[7:]...) // drop --kafka-tls-cert and --kafka-tls-key
 		require.NotContains(t, args, "--kafka-tls-cert")
 		start := time.Now()
-		r := startRouter(t, e.args("sasl-ssl-nocert", args...)...)
-		assert.Equal(t, 1, r.wait(60*time.Second))
+		r := harness.StartRouter(t, e.Args("sasl-ssl-nocert", args...)...)
+		assert.Equal(t, 1, r.Wait(60*time.Second))
 		assert.Less(t, time.Since(start), 30*time.Second, "fails fast")
-		log := r.out.String()
+		log := r.Out.String()
 		assert.Contains(t, log, "TLS to the Kafka brokers")
 		assert.Contains(t, log, "--kafka-tls-cert and --kafka-tls-key")
 		assert.LessOrEqual(t, strings.Count(log, "\n"), 5, "no retries")
@@ -200,5 +201,5 @@ func TestApacheSASLSSL(t *testing.T) {
 // a super user there).
 func adminOf(t *testing.T, k *devenv.Kafka) *kadm.Client {
 	t.Helper()
-	return newAdmin(t, k.Apache.Brokers())
+	return harness.NewAdmin(t, k.Apache.Brokers())
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // hugeRows is the size of TestHugeTransaction's binlog transaction
@@ -42,22 +43,22 @@ func TestHugeTransaction(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode: 1,000,000-row transaction")
 	}
-	rng := faultRand(t)
+	rng := harness.FaultRand(t)
 	n := hugeRows(t)
 	e := kfakeEnv(t)
 	const name = "huge"
-	r := startRouter(t, e.args(name, "--transaction-timeout", "4s", "--commit-records", fmt.Sprint(n/50), "--shutdown-timeout", "10s")...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	w := newWriter(e.db, rng, "agg", 20, 0)
+	r := harness.StartRouter(t, e.Args(name, "--transaction-timeout", "4s", "--commit-records", fmt.Sprint(n/50), "--shutdown-timeout", "10s")...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	w := harness.NewWriter(e.DB, rng, "agg", 20, 0)
 	ctx := context.Background()
 	for range 5 {
-		if err := w.tx(ctx, 3); err != nil {
+		if err := w.Tx(ctx, 3); err != nil {
 			t.Fatal(err)
 		}
 	}
-	col.waitProgress(t, r, 15, time.Minute, "small transactions before")
+	col.WaitProgress(t, r, 15, time.Minute, "small transactions before")
 
-	bigGTID := e.backfill(t, n)
+	bigGTID := backfill(e, t, n)
 
 	// Kill while the big transaction streams; after each kill the stored
 	// checkpoint lies inside it.
@@ -65,12 +66,12 @@ func TestHugeTransaction(t *testing.T) {
 	inside, kills := 0, 0
 	for _, frac := range []int{15, 40, 65, 85} {
 		// The router's own progress (its checkpoint), not the consumer's.
-		eventually(t, 5*time.Minute, fmt.Sprintf("a checkpoint past %d%% of the big transaction", frac), func() bool {
-			cp := e.mustCheckpoint(name)
-			return !r.running() || cp.TxnGTID == bigGTID && cp.TxnRows >= n*frac/100
+		harness.Eventually(t, 5*time.Minute, fmt.Sprintf("a checkpoint past %d%% of the big transaction", frac), func() bool {
+			cp := e.MustCheckpoint(name)
+			return !r.Running() || cp.TxnGTID == bigGTID && cp.TxnRows >= n*frac/100
 		})
-		r.mustRun(fmt.Sprintf("%d%% of the big transaction", frac))
-		time.Sleep(randDur(rng, 0, 200*time.Millisecond))
+		r.MustRun(fmt.Sprintf("%d%% of the big transaction", frac))
+		time.Sleep(harness.RandDur(rng, 0, 200*time.Millisecond))
 		how := "SIGKILL"
 		if frac == 85 {
 			// The last is a stop: with 10 s --shutdown-timeout it commits
@@ -79,38 +80,38 @@ func TestHugeTransaction(t *testing.T) {
 			// the race detector on a loaded machine 1.5 s was not always enough.
 			how = "SIGTERM"
 			began := time.Now()
-			if code := r.stop(30 * time.Second); code != 0 {
+			if code := r.Stop(30 * time.Second); code != 0 {
 				t.Errorf("SIGTERM inside the big transaction: exit code %d, want 0", code)
 			}
 			if took := time.Since(began); took > 12*time.Second {
 				t.Errorf("SIGTERM inside the big transaction took %s, --shutdown-timeout 10s", took)
 			}
 		} else {
-			r.kill()
+			r.Kill()
 			kills++
 		}
-		cp := e.mustCheckpoint(name)
-		t.Logf("%s after %d events read: checkpoint %s, inside %q after %d rows", how, col.distinct(), cp.GTIDSet, cp.TxnGTID, cp.TxnRows)
+		cp := e.MustCheckpoint(name)
+		t.Logf("%s after %d events read: checkpoint %s, inside %q after %d rows", how, col.Distinct(), cp.GTIDSet, cp.TxnGTID, cp.TxnRows)
 		if cp.TxnGTID == bigGTID && cp.TxnRows > 0 && cp.TxnRows < n {
 			inside++
 		}
-		r.restart()
+		r.Restart()
 	}
 	for range 5 {
-		if err := w.tx(ctx, 3); err != nil {
+		if err := w.Tx(ctx, 3); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want := committedRows(t, e.db)
-	col.waitAll(t, want, 5*time.Minute)
+	want := harness.CommittedRows(t, e.DB)
+	col.WaitAll(t, want, 5*time.Minute)
 	t.Logf("streamed in %s with %d kills", time.Since(began).Round(time.Millisecond), kills)
-	r.mustRun("end")
-	if code := r.stop(30 * time.Second); code != 0 {
+	r.MustRun("end")
+	if code := r.Stop(30 * time.Second); code != 0 {
 		t.Errorf("SIGTERM: exit code %d, want 0", code)
 	}
-	v := checkDelivery(t, want, col.settle(t, time.Second), nil)
+	v := harness.CheckDelivery(t, want, col.Settle(t, time.Second), nil)
 	t.Logf("%s; kills %d, checkpoints inside the big transaction %d; sessions ended by a transaction timeout %d",
-		v, kills, inside, r.logCount("--transaction-timeout"))
+		v, kills, inside, r.LogCount("--transaction-timeout"))
 	if inside == 0 {
 		t.Errorf("no kill found the checkpoint inside the big transaction: the test proved nothing")
 	}
@@ -122,10 +123,10 @@ func TestHugeTransaction(t *testing.T) {
 // backfill commits one transaction of a business row and n outbox rows
 // (an INSERT ... SELECT), n/64 per aggregate with growing sequence
 // numbers, and returns its GTID.
-func (e *env) backfill(t testing.TB, n int) string {
+func backfill(e *harness.Env, t testing.TB, n int) string {
 	t.Helper()
 	began := time.Now()
-	conn, err := e.db.Conn(context.Background())
+	conn, err := e.DB.Conn(context.Background())
 	require.NoError(t, err)
 	defer conn.Close()
 	ctx := context.Background()
@@ -157,32 +158,32 @@ func (e *env) backfill(t testing.TB, n int) string {
 // reads every row exactly once and in order, and the transactions after
 // it.
 func TestHugeTransactionSplitByTime(t *testing.T) {
-	rng := faultRand(t)
+	rng := harness.FaultRand(t)
 	const n, commitRecords, splitAge = 10_000, 1_000_000, 2 * time.Second
 	e := slowKfakeEnv(t)
 	const name = "bytime"
 	slowProduce(t, e, 100*time.Millisecond)
-	r := startRouter(t, e.args(name, "--transaction-timeout", (2*splitAge).String(),
+	r := harness.StartRouter(t, e.Args(name, "--transaction-timeout", (2*splitAge).String(),
 		"--commit-records", fmt.Sprint(commitRecords), "--max-buffered-records", "300")...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	w := newWriter(e.db, rng, "agg", 10, 0)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	w := harness.NewWriter(e.DB, rng, "agg", 10, 0)
 	ctx := context.Background()
-	require.NoError(t, w.tx(ctx, 3))
-	bigGTID := e.backfill(t, n)
+	require.NoError(t, w.Tx(ctx, 3))
+	bigGTID := backfill(e, t, n)
 	for range 3 {
-		require.NoError(t, w.tx(ctx, 3))
+		require.NoError(t, w.Tx(ctx, 3))
 	}
-	want := committedRows(t, e.db)
-	col.waitAll(t, want, 5*time.Minute)
-	final := e.gtidPos()
-	e.waitCheckpoint(name, final)
-	require.Equal(t, 0, r.stop(30*time.Second))
-	v := checkDelivery(t, want, col.settle(t, time.Second), nil)
+	want := harness.CommittedRows(t, e.DB)
+	col.WaitAll(t, want, 5*time.Minute)
+	final := e.GTIDPos()
+	e.WaitCheckpoint(name, final)
+	require.Equal(t, 0, r.Stop(30*time.Second))
+	v := harness.CheckDelivery(t, want, col.Settle(t, time.Second), nil)
 	assert.Zero(t, v.Lost+v.Duplicated+v.Unknown+v.Disordered, v.String())
 	assert.Equal(t, n+12, v.Events)
 
 	var inside []*checkpoint.Checkpoint
-	for _, cp := range e.checkpointHistory(name, final) {
+	for _, cp := range e.CheckpointHistory(name, final) {
 		if cp.TxnGTID == bigGTID {
 			inside = append(inside, cp)
 		}
@@ -199,7 +200,7 @@ func TestHugeTransactionSplitByTime(t *testing.T) {
 		t.Logf("checkpoint inside %s after %d rows (+%d, %s after the one before)", bigGTID, cp.TxnRows, cp.TxnRows-prev, since.Round(time.Millisecond))
 	}
 	t.Logf("%d commits inside one binlog transaction of %d rows with --commit-records %d: split by time; %s; sessions ended by a transaction timeout %d",
-		len(inside), n, commitRecords, v, r.logCount("--transaction-timeout"))
+		len(inside), n, commitRecords, v, r.LogCount("--transaction-timeout"))
 }
 
 // slowKfakeEnv is kfakeEnv for slowProduce: a cluster whose sleeping
@@ -208,12 +209,12 @@ func TestHugeTransactionSplitByTime(t *testing.T) {
 // sleep queue can start a second waiter over the same queue when a
 // request sleeps just as the queue empties, which the race detector
 // reports in kfake itself.
-func slowKfakeEnv(t *testing.T) *env { return kfakeEnv(t, kfake.SleepOutOfOrder()) }
+func slowKfakeEnv(t *testing.T) *harness.Env { return kfakeEnv(t, kfake.SleepOutOfOrder()) }
 
 // slowProduce makes the in-process kfake broker of a slowKfakeEnv take d
 // to answer each produce request, until the test ends.
-func slowProduce(t testing.TB, e *env, d time.Duration) {
-	c := e.kafka.Cluster
+func slowProduce(t testing.TB, e *harness.Env, d time.Duration) {
+	c := e.Kafka.Cluster
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done) })
 	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {

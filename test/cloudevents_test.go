@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/cetest"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // ceRow is one outbox row of the CloudEvents test and what its event must
@@ -36,11 +37,11 @@ type ceRow struct {
 // A replay of the same range with the same envelope publishes the same
 // records.
 func TestCloudEventsEnvelopes(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	e.exec("CREATE TABLE outbox_text LIKE outbox")
-	e.exec("ALTER TABLE outbox_text MODIFY payload MEDIUMTEXT CHARACTER SET utf8mb4 NULL")
-	e.exec("CREATE TABLE outbox_bin LIKE outbox")
-	e.exec("ALTER TABLE outbox_bin MODIFY payload LONGBLOB NULL")
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	e.Exec("CREATE TABLE outbox_text LIKE outbox")
+	e.Exec("ALTER TABLE outbox_text MODIFY payload MEDIUMTEXT CHARACTER SET utf8mb4 NULL")
+	e.Exec("CREATE TABLE outbox_bin LIKE outbox")
+	e.Exec("ALTER TABLE outbox_bin MODIFY payload LONGBLOB NULL")
 
 	sv, tp, hdrs := 3, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", `{"tenant":"acmé-€-😀","retry":2}`
 	avroBytes, _ := confluentAvro(t, 42, avroOrder{ID: 7, Customer: "Zoë € 😀", Total: 12.5})
@@ -55,7 +56,7 @@ func TestCloudEventsEnvelopes(t *testing.T) {
 			contentType: "text/plain; charset=utf-8"},
 		{table: "outbox_bin", aggID: "order-7", typ: "OrderAvro", payload: avroBytes, contentType: "application/octet-stream"},
 	}
-	from := e.gtidPos()
+	from := e.GTIDPos()
 	for i := range rows {
 		r := &rows[i]
 		r.id = uuid.NewString()
@@ -63,24 +64,24 @@ func TestCloudEventsEnvelopes(t *testing.T) {
 		if r.payload != nil {
 			payload = r.payload
 		}
-		e.exec("INSERT INTO "+r.table+" (event_id, aggregate_type, aggregate_id, event_type, payload, schema_version, traceparent, headers) VALUES (?, 'order', ?, ?, ?, ?, ?, ?)",
+		e.Exec("INSERT INTO "+r.table+" (event_id, aggregate_type, aggregate_id, event_type, payload, schema_version, traceparent, headers) VALUES (?, 'order', ?, ?, ?, ?, ?, ?)",
 			r.id, r.aggID, r.typ, payload, r.schemaVersion, r.traceparent, r.headers)
 	}
-	to := e.gtidPos()
+	to := e.GTIDPos()
 	created := createdAt(t, e, "outbox", "outbox_text", "outbox_bin")
 
 	modes := []struct{ envelope, topic string }{{"cloudevents", "bin"}, {"cloudevents-structured", "str"}}
 	tables := []string{"--outbox-table", "shop.outbox_text", "--outbox-table", "shop.outbox_bin", "--validate-json=false"}
-	var routers []*router
+	var routers []*harness.Router
 	for _, m := range modes {
-		args := append(e.args("ce"+m.topic, tables...), "--envelope", m.envelope, "--topic-template", e.prefix+"."+m.topic+".{event_type}")
-		routers = append(routers, startRouter(t, args...))
+		args := append(e.Args("ce"+m.topic, tables...), "--envelope", m.envelope, "--topic-template", e.Prefix+"."+m.topic+".{event_type}")
+		routers = append(routers, harness.StartRouter(t, args...))
 	}
 	for i, m := range modes {
 		t.Run(m.envelope, func(t *testing.T) {
-			c := newConsumer(t, e.kafka.Brokers, `^`+e.prefix+`\.`+m.topic+`\..*`)
-			got := c.read(len(rows), 60*time.Second)
-			got = append(got, c.quiet(300*time.Millisecond)...)
+			c := harness.NewConsumer(t, e.Kafka.Brokers, `^`+e.Prefix+`\.`+m.topic+`\..*`)
+			got := c.Read(len(rows), 60*time.Second)
+			got = append(got, c.Quiet(300*time.Millisecond)...)
 			require.Len(t, got, len(rows))
 			byID := recordsByID(t, got)
 			for _, r := range rows {
@@ -88,17 +89,17 @@ func TestCloudEventsEnvelopes(t *testing.T) {
 				require.NotNil(t, rec, "event %s missing", r.id)
 				checkCloudEvent(t, m.envelope, r, created[r.id], rec)
 			}
-			require.Equal(t, 0, routers[i].stop(20*time.Second))
+			require.Equal(t, 0, routers[i].Stop(20*time.Second))
 
 			// Replay builds records with the same router code and flags.
-			args := append(e.args("ce"+m.topic, tables...), "--envelope", m.envelope, "--topic-template", e.prefix+"."+m.topic+".{event_type}")
-			res := cliRun(t, append(append([]string{"replay"}, args...), "--from-gtid", from, "--to-gtid", to, "--topic-prefix", "rp.")...)
-			require.Equal(t, 0, res.code, res.stderr)
-			rc := newConsumer(t, e.kafka.Brokers, `^rp\.`+e.prefix+`\.`+m.topic+`\..*`)
-			replayed := rc.read(len(rows), 60*time.Second)
+			args := append(e.Args("ce"+m.topic, tables...), "--envelope", m.envelope, "--topic-template", e.Prefix+"."+m.topic+".{event_type}")
+			res := harness.RunCLI(t, append(append([]string{"replay"}, args...), "--from-gtid", from, "--to-gtid", to, "--topic-prefix", "rp.")...)
+			require.Equal(t, 0, res.Code, res.Stderr)
+			rc := harness.NewConsumer(t, e.Kafka.Brokers, `^rp\.`+e.Prefix+`\.`+m.topic+`\..*`)
+			replayed := rc.Read(len(rows), 60*time.Second)
 			require.Len(t, replayed, len(rows))
 			for _, rec := range replayed {
-				id, _ := header(rec, "id")
+				id, _ := harness.Header(rec, "id")
 				o := byID[id]
 				require.NotNil(t, o, "replayed %s was never published", id)
 				assert.Equal(t, o.Key, rec.Key)
@@ -115,9 +116,9 @@ func checkCloudEvent(t *testing.T, envelope string, r ceRow, created time.Time, 
 	assert.Equal(t, r.aggID, string(rec.Key), "the key is still aggregate_id")
 	if envelope == "cloudevents" {
 		assert.Equal(t, r.payload, rec.Value, "binary mode: the value is the payload, byte for byte")
-		assert.Equal(t, r.contentType, recordHeader(rec, "content-type"))
+		assert.Equal(t, r.contentType, harness.RecordHeader(rec, "content-type"))
 	} else {
-		assert.Equal(t, "application/cloudevents+json", recordHeader(rec, "content-type"))
+		assert.Equal(t, "application/cloudevents+json", harness.RecordHeader(rec, "content-type"))
 	}
 	ev, err := cetest.ToEvent(context.Background(), rec)
 	require.NoError(t, err, "the SDK decodes %s", r.id)
@@ -155,11 +156,11 @@ func checkCloudEvent(t *testing.T, envelope string, r ceRow, created time.Time, 
 
 // createdAt reads every row's created_at of tables as the server holds it,
 // to the microsecond, by event_id.
-func createdAt(t *testing.T, e *env, tables ...string) map[string]time.Time {
+func createdAt(t *testing.T, e *harness.Env, tables ...string) map[string]time.Time {
 	t.Helper()
 	out := map[string]time.Time{}
 	for _, tbl := range tables {
-		rows, err := e.db.Query("SELECT event_id, UNIX_TIMESTAMP(created_at) FROM " + tbl)
+		rows, err := e.DB.Query("SELECT event_id, UNIX_TIMESTAMP(created_at) FROM " + tbl)
 		require.NoError(t, err)
 		for rows.Next() {
 			var id, ts string

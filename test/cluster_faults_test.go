@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // Tests only a real cluster can run, on the shared three-node cluster
@@ -29,51 +30,51 @@ import (
 // controller misses the dead broker's heartbeats); the router keeps
 // running, and a read_committed consumer reads every row exactly once.
 func TestClusterKillLeaderAndCoordinator(t *testing.T) {
-	rng := faultRand(t)
-	k := sharedCluster3(t)
+	rng := harness.FaultRand(t)
+	k := harness.SharedCluster3(t)
 	a := k.Apache
-	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
+	e := harness.NewEnv(t, harness.EnvOpts{Kafka: func(testing.TB) *devenv.Kafka { return k }})
 	const name = "leaderkill"
-	txnIDs := routerTxnIDs(name)
-	r := startRouter(t, e.args(name)...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	l := startLoad(t, newWriter(e.db, rng, "agg", 40, 0), 400)
-	col.waitProgress(t, r, 200, 2*time.Minute, "routing before the kills")
+	txnIDs := harness.RouterTxnIDs(name)
+	r := harness.StartRouter(t, e.Args(name)...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	l := harness.StartLoad(t, harness.NewWriter(e.DB, rng, "agg", 40, 0), 400)
+	col.WaitProgress(t, r, 200, 2*time.Minute, "routing before the kills")
 
 	for _, victim := range []struct {
 		what string
 		node func() int32
 	}{
-		{"the leader of the checkpoint partition", func() int32 { return partitionLeader(t, e, e.checkpointTopic(), 0) }},
+		{"the leader of the checkpoint partition", func() int32 { return partitionLeader(t, e, e.CheckpointTopic(), 0) }},
 		{"the router's transaction coordinator", func() int32 { return txnCoordinator(t, e, txnIDs[0]) }},
 	} {
 		id := victim.node()
 		i := a.NodeIndex(id)
 		require.GreaterOrEqual(t, i, 0, "node id %d", id)
-		time.Sleep(randDur(rng, 100*time.Millisecond, 700*time.Millisecond))
+		time.Sleep(harness.RandDur(rng, 100*time.Millisecond, 700*time.Millisecond))
 		// Kill while the router's transaction is open, if it opens within a
 		// few seconds (it is open most of the time under this load).
 		var state string
-		_ = poll(5*time.Second, func() bool {
-			state = txnState(t, e.kafka.Brokers, txnIDs...)
+		_ = harness.Poll(5*time.Second, func() bool {
+			state = harness.TxnState(t, e.Kafka.Brokers, txnIDs...)
 			return state == "Ongoing"
 		})
 		killed := time.Now()
 		a.KillNode(i)
 		what := fmt.Sprintf("SIGKILL of node %d, %s (router's transaction %s)", id, victim.what, state)
-		col.waitProgress(t, r, 200, 2*time.Minute, "routing after the "+what)
-		noteRecovery(t, time.Since(killed))
+		col.WaitProgress(t, r, 200, 2*time.Minute, "routing after the "+what)
+		harness.NoteRecovery(t, time.Since(killed))
 		t.Logf("%s: routing again %s after the kill", what, time.Since(killed).Round(time.Millisecond))
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		require.NoError(t, a.StartNode(ctx, i))
-		require.NoError(t, waitFullyReplicated(ctx, e.kafka.Brokers))
+		require.NoError(t, harness.WaitFullyReplicated(ctx, e.Kafka.Brokers))
 		cancel()
 		t.Logf("node %d back and every partition in sync %s after the kill", id, time.Since(killed).Round(time.Millisecond))
-		col.waitProgress(t, r, 200, 2*time.Minute, "routing with node "+fmt.Sprint(id)+" back")
+		col.WaitProgress(t, r, 200, 2*time.Minute, "routing with node "+fmt.Sprint(id)+" back")
 	}
-	v := finishRun(t, e.db, l, col, r, 3*time.Minute)
+	v := harness.FinishRun(t, e.DB, l, col, r, 3*time.Minute)
 	t.Logf("broker %s, kills 2, kafka errors that started a new session %d, %s",
-		e.brokerName(), r.logCount("kafka error; resuming from the committed checkpoint"), v)
+		e.BrokerName(), r.LogCount("kafka error; resuming from the committed checkpoint"), v)
 }
 
 // TestClusterBelowMinInsyncReplicas stops one of the three brokers while
@@ -85,24 +86,24 @@ func TestClusterKillLeaderAndCoordinator(t *testing.T) {
 // and publishes nothing meanwhile; when the broker is back it resumes,
 // says so, and a read_committed consumer reads every row exactly once.
 func TestClusterBelowMinInsyncReplicas(t *testing.T) {
-	rng := faultRand(t)
-	k := sharedCluster3(t)
+	rng := harness.FaultRand(t)
+	k := harness.SharedCluster3(t)
 	a := k.Apache
-	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
-	topics := []string{e.prefix + ".Created", e.prefix + ".Changed"}
-	adm := e.admin()
+	e := harness.NewEnv(t, harness.EnvOpts{Kafka: func(testing.TB) *devenv.Kafka { return k }})
+	topics := []string{e.Prefix + ".Created", e.Prefix + ".Changed"}
+	adm := e.Admin()
 	three := "3"
 	created, err := adm.CreateTopics(context.Background(), 3, 3, map[string]*string{"min.insync.replicas": &three}, topics...)
 	require.NoError(t, err)
 	require.NoError(t, created.Error())
 
 	const name = "minisr"
-	r := startRouter(t, e.args(name, "--metrics-addr", "127.0.0.1:0")...)
+	r := harness.StartRouter(t, e.Args(name, "--metrics-addr", "127.0.0.1:0")...)
 	base := "http://" + metricsAddr(t, r)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	l := startLoad(t, newWriter(e.db, rng, "agg", 40, 0), 300)
-	col.waitProgress(t, r, 200, 2*time.Minute, "routing before the broker stops")
-	eventually(t, 30*time.Second, "/readyz ready", func() bool { return readyz(t, base) == http.StatusOK })
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	l := harness.StartLoad(t, harness.NewWriter(e.DB, rng, "agg", 40, 0), 300)
+	col.WaitProgress(t, r, 200, 2*time.Minute, "routing before the broker stops")
+	harness.Eventually(t, 30*time.Second, "/readyz ready", func() bool { return readyz(t, base) == http.StatusOK })
 
 	const node = 2
 	stopped := time.Now()
@@ -110,55 +111,55 @@ func TestClusterBelowMinInsyncReplicas(t *testing.T) {
 	require.NoError(t, a.StopNode(ctx, node))
 	cancel()
 	var produceErr error
-	eventually(t, 30*time.Second, "the brokers refusing acks=all writes", func() bool {
+	harness.Eventually(t, 30*time.Second, "the brokers refusing acks=all writes", func() bool {
 		produceErr = produceOnce(e, topics[0])
 		return errors.Is(produceErr, kerr.NotEnoughReplicas)
 	})
 	t.Logf("node %d stopped; a producer of the test's own: %v", a.NodeID(node), produceErr)
 
 	var body string
-	eventually(t, 30*time.Second, "the router reporting the partitions", func() bool {
+	harness.Eventually(t, 30*time.Second, "the router reporting the partitions", func() bool {
 		var code int
 		code, body = getURL(t, base+"/readyz")
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "NOT_ENOUGH_REPLICAS") &&
-			r.logCount("kafka refuses writes to partitions the router writes to") > 0
+			r.LogCount("kafka refuses writes to partitions the router writes to") > 0
 	})
 	t.Logf("/readyz: %s", strings.TrimSpace(body))
 	assert.Contains(t, body, "min.insync.replicas=3")
-	assert.Regexp(t, regexp.MustCompile(regexp.QuoteMeta(e.prefix)+`\.(Created|Changed)/\d has 2 in-sync replica\(s\)`), body)
+	assert.Regexp(t, regexp.MustCompile(regexp.QuoteMeta(e.Prefix)+`\.(Created|Changed)/\d has 2 in-sync replica\(s\)`), body)
 	gauge := metricValue(t, base, `binlog_router_kafka_partitions_refusing_writes{reason="below_min_insync_replicas"}`)
 	assert.Equal(t, 6.0, gauge, "both outbox topics' three partitions")
-	assert.Contains(t, r.out.String(), "min.insync.replicas")
+	assert.Contains(t, r.Out.String(), "min.insync.replicas")
 
-	held := col.count()
+	held := col.Count()
 	time.Sleep(3 * time.Second) // nothing may become visible while the writes are refused
-	assert.Equal(t, held, col.count(), "records published while the brokers refused writes")
-	r.mustRun("while the brokers refuse writes")
+	assert.Equal(t, held, col.Count(), "records published while the brokers refused writes")
+	r.MustRun("while the brokers refuse writes")
 	time.Sleep(time.Until(stopped.Add(15 * time.Second))) // the outage itself: 15 s
-	r.mustRun("after 15 s of refused writes")
+	r.MustRun("after 15 s of refused writes")
 	down := time.Since(stopped)
 
 	ctx, cancel = context.WithTimeout(context.Background(), 3*time.Minute)
 	require.NoError(t, a.StartNode(ctx, node))
-	require.NoError(t, waitFullyReplicated(ctx, e.kafka.Brokers))
+	require.NoError(t, harness.WaitFullyReplicated(ctx, e.Kafka.Brokers))
 	cancel()
-	col.waitProgress(t, r, 200, 2*time.Minute, "routing with the broker back")
-	eventually(t, 30*time.Second, "/readyz ready again", func() bool { return readyz(t, base) == http.StatusOK })
-	eventually(t, 30*time.Second, "the log saying writes are accepted again", func() bool {
-		return r.logCount("kafka accepts writes again") > 0
+	col.WaitProgress(t, r, 200, 2*time.Minute, "routing with the broker back")
+	harness.Eventually(t, 30*time.Second, "/readyz ready again", func() bool { return readyz(t, base) == http.StatusOK })
+	harness.Eventually(t, 30*time.Second, "the log saying writes are accepted again", func() bool {
+		return r.LogCount("kafka accepts writes again") > 0
 	})
 	assert.Equal(t, 0.0, metricValue(t, base, `binlog_router_kafka_partitions_refusing_writes{reason="below_min_insync_replicas"}`))
-	v := finishRun(t, e.db, l, col, r, 3*time.Minute)
+	v := harness.FinishRun(t, e.DB, l, col, r, 3*time.Minute)
 	t.Logf("broker %s, writes refused for %s (node %d down), kafka errors that started a new session %d, %s",
-		e.brokerName(), down.Round(time.Millisecond), a.NodeID(node), r.logCount("kafka error; resuming from the committed checkpoint"), v)
+		e.BrokerName(), down.Round(time.Millisecond), a.NodeID(node), r.LogCount("kafka error; resuming from the committed checkpoint"), v)
 }
 
 // partitionLeader is the node id leading topic/partition.
-func partitionLeader(t testing.TB, e *env, topic string, partition int32) int32 {
+func partitionLeader(t testing.TB, e *harness.Env, topic string, partition int32) int32 {
 	t.Helper()
-	adm := e.admin()
+	adm := e.Admin()
 	var leader int32 = -1
-	eventually(t, 30*time.Second, "a leader for "+topic, func() bool {
+	harness.Eventually(t, 30*time.Second, "a leader for "+topic, func() bool {
 		td, err := adm.ListTopics(context.Background(), topic)
 		if err != nil || td[topic].Err != nil {
 			return false
@@ -170,11 +171,11 @@ func partitionLeader(t testing.TB, e *env, topic string, partition int32) int32 
 }
 
 // txnCoordinator is the node id coordinating transactional id.
-func txnCoordinator(t testing.TB, e *env, id string) int32 {
+func txnCoordinator(t testing.TB, e *harness.Env, id string) int32 {
 	t.Helper()
-	adm := e.admin()
+	adm := e.Admin()
 	var node int32 = -1
-	eventually(t, 30*time.Second, "the coordinator of "+id, func() bool {
+	harness.Eventually(t, 30*time.Second, "the coordinator of "+id, func() bool {
 		c := adm.FindTxnCoordinators(context.Background(), id)[id]
 		node = c.NodeID
 		return c.Err == nil && node >= 0
@@ -184,8 +185,8 @@ func txnCoordinator(t testing.TB, e *env, id string) int32 {
 
 // produceOnce produces one record with acks=all and no retry, and
 // returns the broker's answer.
-func produceOnce(e *env, topic string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kafka.Brokers...), kgo.RequiredAcks(kgo.AllISRAcks()),
+func produceOnce(e *harness.Env, topic string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.Kafka.Brokers...), kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.DisableIdempotentWrite(), kgo.RecordRetries(0), kgo.RecordDeliveryTimeout(10*time.Second))
 	if err != nil {
 		return err
@@ -198,12 +199,12 @@ func produceOnce(e *env, topic string) error {
 
 // metricsAddr is the address the router serves /metrics on (its log
 // names it; --metrics-addr 127.0.0.1:0 picks a free port).
-func metricsAddr(t testing.TB, r *router) string {
+func metricsAddr(t testing.TB, r *harness.Router) string {
 	t.Helper()
 	re := regexp.MustCompile(`"metrics_addr":"([^"]+)"`)
 	var addr string
-	eventually(t, 30*time.Second, "the router's metrics address", func() bool {
-		if m := re.FindStringSubmatch(r.out.String()); m != nil {
+	harness.Eventually(t, 30*time.Second, "the router's metrics address", func() bool {
+		if m := re.FindStringSubmatch(r.Out.String()); m != nil {
 			addr = m[1]
 		}
 		return addr != ""

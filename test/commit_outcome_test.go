@@ -14,6 +14,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestApacheKafkaCommitOutcomeAfterRestart asks Apache Kafka, without the
@@ -31,14 +32,14 @@ import (
 // read was behind is logged: each time is a session that would have
 // resumed before a committed transaction and published it again.
 func TestApacheKafkaCommitOutcomeAfterRestart(t *testing.T) {
-	rng := faultRand(t)
-	k := privateApache(t, devenv.ApacheKafkaConfig{})
+	rng := harness.FaultRand(t)
+	k := harness.PrivateApache(t, devenv.ApacheKafkaConfig{})
 	a := k.Apache
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	opts := []kgo.Opt{kgo.SeedBrokers(k.Brokers...), kgo.MetadataMinAge(100 * time.Millisecond)}
 	const cpTopic, dataTopic, txnID = "outcome_cp", "outcome_data", "outcome-txn"
-	adm := newAdmin(t, k.Brokers)
+	adm := harness.NewAdmin(t, k.Brokers)
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, cpTopic); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestApacheKafkaCommitOutcomeAfterRestart(t *testing.T) {
 	}
 
 	rounds := 6
-	if faultsLong() {
+	if harness.FaultsLong() {
 		rounds = 30
 	}
 	var acked atomic.Int64 // the counter of the last acknowledged commit
@@ -67,7 +68,7 @@ func TestApacheKafkaCommitOutcomeAfterRestart(t *testing.T) {
 				acked.Store(n)
 			}
 		}()
-		time.Sleep(randDur(rng, 300*time.Millisecond, 1500*time.Millisecond))
+		time.Sleep(harness.RandDur(rng, 300*time.Millisecond, 1500*time.Millisecond))
 		stopCtx, stopCancel := context.WithTimeout(ctx, time.Minute)
 		if err := a.StopNode(stopCtx, 0); err != nil {
 			t.Fatalf("round %d: stopping the node: %v", round, err)
@@ -77,7 +78,7 @@ func TestApacheKafkaCommitOutcomeAfterRestart(t *testing.T) {
 		// Closing the client fails what it still buffers and sends nothing
 		// more: the node is down.
 		p.Close()
-		time.Sleep(randDur(rng, 500*time.Millisecond, 2*time.Second))
+		time.Sleep(harness.RandDur(rng, 500*time.Millisecond, 2*time.Second))
 		startCtx, startCancel := context.WithTimeout(ctx, 2*time.Minute)
 		if err := a.StartNode(startCtx, 0); err != nil {
 			t.Fatalf("round %d: starting the node: %v", round, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestCheckpointTopicCompacted lets Apache Kafka's log cleaner compact the
@@ -33,14 +34,14 @@ import (
 // markers. The router, restarted, loads the last committed checkpoint,
 // and a read_committed consumer reads every row exactly once.
 func TestCheckpointTopicCompacted(t *testing.T) {
-	if !onApache() || sharedApache == nil {
-		t.Skipf("runs on the Apache Kafka pass (%s=apache): kfake has no log cleaner", brokerEnv)
+	if !harness.OnApache() || harness.SharedApache == nil {
+		t.Skipf("runs on the Apache Kafka pass (%s=apache): kfake has no log cleaner", harness.BrokerEnv)
 	}
-	rng := faultRand(t)
-	e := newEnv(t, envOpts{})
-	proxy := proxiedRouter(t, e)
-	topic := e.checkpointTopic()
-	adm := e.admin()
+	rng := harness.FaultRand(t)
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	proxy := harness.ProxiedRouter(t, e)
+	topic := e.CheckpointTopic()
+	adm := e.Admin()
 	configs := map[string]*string{}
 	for k, v := range map[string]string{
 		"cleanup.policy": "compact", "segment.ms": "500", "min.cleanable.dirty.ratio": "0.01", "min.compaction.lag.ms": "0",
@@ -59,68 +60,68 @@ func TestCheckpointTopicCompacted(t *testing.T) {
 
 	const name = "compact"
 	bogus := "0-1-999999999"
-	r := startRouter(t, e.args(name)...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	l := startLoad(t, newWriter(e.db, rng, "agg", 20, 0), 300)
+	r := harness.StartRouter(t, e.Args(name)...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	l := harness.StartLoad(t, harness.NewWriter(e.DB, rng, "agg", 20, 0), 300)
 	const rounds = 3
 	var planted []int64
 	routerAborts := 0
 	for i := range rounds {
-		col.waitProgress(t, r, 100, 2*time.Minute, fmt.Sprintf("routing, round %d", i+1))
+		col.WaitProgress(t, r, 100, 2*time.Minute, fmt.Sprintf("routing, round %d", i+1))
 		planted = append(planted, plantAbortedCheckpoint(t, e, topic, name, bogus))
 		// Kill the router at its next commit request: the transaction, its
 		// checkpoint record flushed, is aborted by the next instance.
-		tr := proxy.at(kmsg.EndTxn, func() proxyAction {
-			r.kill()
-			return drop
+		tr := proxy.At(kmsg.EndTxn, func() harness.ProxyAction {
+			r.Kill()
+			return harness.Drop
 		})
-		require.True(t, proxy.wait(tr, time.Minute), "the router sent no EndTxn within a minute")
-		if txnState(t, e.kafka.Brokers, routerTxnIDs(name)...) == "Ongoing" {
+		require.True(t, proxy.Wait(tr, time.Minute), "the router sent no EndTxn within a minute")
+		if harness.TxnState(t, e.Kafka.Brokers, harness.RouterTxnIDs(name)...) == "Ongoing" {
 			routerAborts++
 		}
-		r.restart()
+		r.Restart()
 	}
 	require.Positive(t, routerAborts, "no kill left a transaction of the router open")
 	aborted := endOffset() // every aborted transaction lies below
 
 	// More commits roll more segments; the cleaner passes them.
-	col.waitProgress(t, r, 300, 2*time.Minute, "routing after the kills")
+	col.WaitProgress(t, r, 300, 2*time.Minute, "routing after the kills")
 	var cleaned int64
-	eventually(t, 2*time.Minute, fmt.Sprintf("the log cleaner passing offset %d of %s", aborted, topic), func() bool {
-		cleaned = cleanerOffset(t, sharedApache.DataDir(0), topic)
+	harness.Eventually(t, 2*time.Minute, fmt.Sprintf("the log cleaner passing offset %d of %s", aborted, topic), func() bool {
+		cleaned = cleanerOffset(t, harness.SharedApache.DataDir(0), topic)
 		return cleaned > aborted
 	})
 
 	// Stopped, the router appends nothing more and the segments hold still
 	// for DumpLogSegments. A restart then loads the last committed
 	// checkpoint from the compacted topic, and nothing is lost or repeated.
-	l.stop()
-	require.NoError(t, poll(2*time.Minute, func() bool { return col.missing(committedRows(t, e.db)) == 0 }))
-	require.Equal(t, 0, r.stop(30*time.Second))
+	l.Stop()
+	require.NoError(t, harness.Poll(2*time.Minute, func() bool { return col.Missing(harness.CommittedRows(t, e.DB)) == 0 }))
+	require.Equal(t, 0, r.Stop(30*time.Second))
 	end := endOffset()
-	d := dumpSegments(t, filepath.Join(sharedApache.DataDir(0), topic+"-0"), cleaned, bogus)
+	d := dumpSegments(t, filepath.Join(harness.SharedApache.DataDir(0), topic+"-0"), cleaned, bogus)
 	t.Logf("%d offsets, cleaned up to %d (aborted transactions below %d, planted records at %v); below it %d segment(s) hold %d checkpoint record(s) (%d planted), %d COMMIT and %d ABORT markers",
 		end, cleaned, aborted, planted, d.segments, d.records, d.bogus, d.commits, d.aborts)
 	assert.LessOrEqual(t, d.records, 1, "at most the newest checkpoint record below the cleaner's offset")
 	assert.Zero(t, d.bogus, "the aborted planted records removed")
 	assert.Positive(t, d.aborts, "ABORT markers (of the planted and the router's aborted transactions) kept")
 	assert.Greater(t, d.commits, d.records, "more commits than the checkpoint records kept")
-	want := e.gtidPos()
-	require.Equal(t, want, e.mustCheckpoint(name).GTIDSet, "the last committed checkpoint")
-	r.restart()
-	require.NoError(t, r.waitLog(ctxTimeout(t, time.Minute), `"gtid_set":"`+want+`"`))
-	v := finishRun(t, e.db, l, col, r, 2*time.Minute)
+	want := e.GTIDPos()
+	require.Equal(t, want, e.MustCheckpoint(name).GTIDSet, "the last committed checkpoint")
+	r.Restart()
+	require.NoError(t, r.WaitLog(ctxTimeout(t, time.Minute), `"gtid_set":"`+want+`"`))
+	v := harness.FinishRun(t, e.DB, l, col, r, 2*time.Minute)
 	t.Logf("aborted transactions: %d planted, %d of the router's; restart resumed at %s; %s", rounds, routerAborts, want, v)
 }
 
 // plantAbortedCheckpoint writes, in a transaction it aborts, a checkpoint
 // record for name whose GTID set is bogus, and returns its offset.
-func plantAbortedCheckpoint(t testing.TB, e *env, topic, name, bogus string) int64 {
+func plantAbortedCheckpoint(t testing.TB, e *harness.Env, topic, name, bogus string) int64 {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kafka.Brokers...), kgo.TransactionalID("planter-"+e.prefix))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.Kafka.Brokers...), kgo.TransactionalID("planter-"+e.Prefix))
 	require.NoError(t, err)
 	defer cl.Close()
-	cp := checkpoint.Checkpoint{Name: name, GTIDSet: bogus, Flavor: "mariadb", ServerID: e.maria.ServerID(), Time: time.Now().UTC()}
+	cp := checkpoint.Checkpoint{Name: name, GTIDSet: bogus, Flavor: "mariadb", ServerID: e.Maria.ServerID(), Time: time.Now().UTC()}
 	rec, err := cp.Record(topic)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -168,7 +169,7 @@ type segmentDump struct {
 func dumpSegments(t testing.TB, dir string, below int64, bogus string) segmentDump {
 	t.Helper()
 	var d segmentDump
-	err := poll(time.Minute, func() bool {
+	err := harness.Poll(time.Minute, func() bool {
 		files, err := copySegments(dir, t.TempDir())
 		if err != nil || len(files) == 0 {
 			t.Logf("copying the segments of %s (retrying): %v", dir, err)
@@ -176,7 +177,7 @@ func dumpSegments(t testing.TB, dir string, below int64, bogus string) segmentDu
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		out, err := sharedApache.RunTool(ctx, "org.apache.kafka.tools.DumpLogSegments", "--deep-iteration", "--print-data-log", "--files", strings.Join(files, ","))
+		out, err := harness.SharedApache.RunTool(ctx, "org.apache.kafka.tools.DumpLogSegments", "--deep-iteration", "--print-data-log", "--files", strings.Join(files, ","))
 		if err != nil {
 			t.Logf("DumpLogSegments (retrying): %v", err)
 			return false

@@ -11,12 +11,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // yamlConfig is a YAML config file with everything e.args sets.
-func yamlConfig(e *env, name string, serverID int) string {
-	brokers := make([]string, len(e.kafka.Brokers))
-	for i, b := range e.kafka.Brokers {
+func yamlConfig(e *harness.Env, name string, serverID int) string {
+	brokers := make([]string, len(e.Kafka.Brokers))
+	for i, b := range e.Kafka.Brokers {
 		brokers[i] = fmt.Sprintf("%q", b)
 	}
 	return fmt.Sprintf(`# binlog-router config
@@ -32,13 +34,13 @@ log-format: json
 server-id: %d
 commit-interval: 100ms
 validate-json: true
-`, e.maria.Addr(), strings.Join(brokers, ", "), e.dbName, e.prefix, e.prefix, name, serverID)
+`, e.Maria.Addr(), strings.Join(brokers, ", "), e.DBName, e.Prefix, e.Prefix, name, serverID)
 }
 
 // tomlConfig is yamlConfig in TOML.
-func tomlConfig(e *env, name string, serverID int) string {
-	brokers := make([]string, len(e.kafka.Brokers))
-	for i, b := range e.kafka.Brokers {
+func tomlConfig(e *harness.Env, name string, serverID int) string {
+	brokers := make([]string, len(e.Kafka.Brokers))
+	for i, b := range e.Kafka.Brokers {
 		brokers[i] = fmt.Sprintf("%q", b)
 	}
 	return fmt.Sprintf(`# binlog-router config
@@ -53,7 +55,7 @@ log-format = "json"
 server-id = %d
 commit-interval = "100ms"
 validate-json = true
-`, e.maria.Addr(), strings.Join(brokers, ", "), e.dbName, e.prefix, e.prefix, name, serverID)
+`, e.Maria.Addr(), strings.Join(brokers, ", "), e.DBName, e.Prefix, e.Prefix, name, serverID)
 }
 
 func writeConfig(t *testing.T, name, content string) string {
@@ -68,10 +70,10 @@ func writeConfig(t *testing.T, name, content string) string {
 // flag, and `checkpoint show` reads the same file (ignoring its run-only
 // keys) to find the checkpoint.
 func TestConfigFileRoutes(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	evs := []event{newEvent("cf-1", "ConfigFileRouted", `{"n":1}`), newEvent("cf-2", "ConfigFileRouted", `{"n":2}`)}
-	e.insertTx(evs...)
-	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	evs := []harness.Event{harness.NewEvent("cf-1", "ConfigFileRouted", `{"n":1}`), harness.NewEvent("cf-2", "ConfigFileRouted", `{"n":2}`)}
+	e.InsertTx(evs...)
+	c := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex())
 	var got []string
 
 	for i, f := range []struct {
@@ -81,18 +83,18 @@ func TestConfigFileRoutes(t *testing.T) {
 		{"yaml", writeConfig(t, "router.yaml", yamlConfig(e, "from-yaml", 3101)), false},
 		{"toml", writeConfig(t, "router.toml", tomlConfig(e, "from-toml", 3102)), true},
 	} {
-		var r *router
+		var r *harness.Router
 		if f.viaEnv {
-			r = startRouterEnv(t, []string{"BINLOG_ROUTER_CONFIG=" + f.file})
+			r = harness.StartRouterEnv(t, []string{"BINLOG_ROUTER_CONFIG=" + f.file})
 		} else {
-			r = startRouter(t, "--config", f.file)
+			r = harness.StartRouter(t, "--config", f.file)
 		}
-		recs := c.read(len(evs), 60*time.Second)
-		got = append(got, recordIDs(recs)...)
+		recs := c.Read(len(evs), 60*time.Second)
+		got = append(got, harness.RecordIDs(recs)...)
 		out := checkpointShowConfig(t, f.file, "", 30*time.Second)
 		assert.Contains(t, out, `"name": "from-`+f.format+`"`, f.format)
-		require.Equal(t, 0, r.stop(20*time.Second), f.format)
-		assert.Contains(t, r.out.String(), "binlog-router starting", f.format)
+		require.Equal(t, 0, r.Stop(20*time.Second), f.format)
+		assert.Contains(t, r.Out.String(), "binlog-router starting", f.format)
 		if i == 0 {
 			assert.ElementsMatch(t, []string{evs[0].ID, evs[1].ID}, got, "yaml run")
 		}
@@ -106,8 +108,8 @@ func TestConfigFileRoutes(t *testing.T) {
 // over the default; each run's checkpoint is stored under the winning
 // name, seen with `checkpoint show`.
 func TestConfigFilePrecedence(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	e.insertTx(newEvent("p-1", "Precedence", `{}`))
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	e.InsertTx(harness.NewEvent("p-1", "Precedence", `{}`))
 	file := writeConfig(t, "router.yaml", yamlConfig(e, "from-file", 3201))
 	envName := []string{"BINLOG_ROUTER_NAME=from-env"}
 	for _, step := range []struct {
@@ -120,18 +122,18 @@ func TestConfigFilePrecedence(t *testing.T) {
 		{[]string{"--config", file}, envName, "from-env", []string{"from-file"}},
 		{[]string{"--config", file}, nil, "from-file", nil},
 	} {
-		r := startRouterEnv(t, step.env, step.args...)
+		r := harness.StartRouterEnv(t, step.env, step.args...)
 		out := checkpointShowConfig(t, file, step.want, 60*time.Second)
 		assert.Contains(t, out, `"name": "`+step.want+`"`)
-		require.Equal(t, 0, r.stop(20*time.Second), step.want)
+		require.Equal(t, 0, r.Stop(20*time.Second), step.want)
 		for _, n := range step.missing {
-			cmd := exec.Command(routerBin, "checkpoint", "show", "--config", file, "--name", n)
+			cmd := exec.Command(harness.RouterBin, "checkpoint", "show", "--config", file, "--name", n)
 			out, err := cmd.CombinedOutput()
 			assert.Error(t, err, "no checkpoint under %q after the %q run: %s", n, step.want, out)
 		}
 	}
 	// The default (binlog-router) never got a checkpoint.
-	_, err := exec.Command(routerBin, "checkpoint", "show", "--config", file, "--name", "binlog-router").CombinedOutput()
+	_, err := exec.Command(harness.RouterBin, "checkpoint", "show", "--config", file, "--name", "binlog-router").CombinedOutput()
 	assert.Error(t, err)
 }
 
@@ -157,7 +159,7 @@ func TestConfigFileErrors(t *testing.T) {
 	} {
 		file := writeConfig(t, c.name, c.content)
 		for _, cmdArgs := range [][]string{{"run"}, {"checkpoint", "show"}} {
-			cmd := exec.Command(routerBin, append(cmdArgs, "--config", file)...)
+			cmd := exec.Command(harness.RouterBin, append(cmdArgs, "--config", file)...)
 			out, err := cmd.CombinedOutput()
 			require.Error(t, err, "%s %v", c.name, cmdArgs)
 			assert.Equal(t, 2, cmd.ProcessState.ExitCode(), "%s %v: %s", c.name, cmdArgs, out)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestGoMySQLDecodesWhatTheCodecCannot: rows the row codec leaves to
@@ -26,26 +27,26 @@ func TestGoMySQLDecodesWhatTheCodecCannot(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t, envOpts{maria: devenv.MariaDBConfig{ExtraArgs: c.args}})
+			e := harness.NewEnv(t, harness.EnvOpts{Maria: devenv.MariaDBConfig{ExtraArgs: c.args}})
 			if c.alter != "" {
-				e.exec(c.alter)
+				e.Exec(c.alter)
 			}
 			payload := `{"text":"` + strings.Repeat("compressible ", 40) + `"}`
-			evs := []event{newEvent("101", "Fallback", payload), newEvent("102", "Fallback", `{"n":2}`), newEvent("101", "Fallback", `{"n":3}`)}
-			e.insertTx(evs...)
-			r := startRouter(t, e.args("fallback")...)
-			got := newConsumer(t, e.kafka.Brokers, e.topicRegex()).read(len(evs), 60*time.Second)
-			require.Equal(t, 0, r.stop(20*time.Second))
+			evs := []harness.Event{harness.NewEvent("101", "Fallback", payload), harness.NewEvent("102", "Fallback", `{"n":2}`), harness.NewEvent("101", "Fallback", `{"n":3}`)}
+			e.InsertTx(evs...)
+			r := harness.StartRouter(t, e.Args("fallback")...)
+			got := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex()).Read(len(evs), 60*time.Second)
+			require.Equal(t, 0, r.Stop(20*time.Second))
 			require.Len(t, got, len(evs))
-			byID := map[string]event{}
+			byID := map[string]harness.Event{}
 			for _, ev := range evs {
 				byID[ev.ID] = ev
 			}
 			for _, rec := range got {
-				id, _ := header(rec, "id")
+				id, _ := harness.Header(rec, "id")
 				ev, ok := byID[id]
 				require.True(t, ok, "unknown event id %q", id)
-				assert.Equal(t, e.prefix+".Fallback", rec.Topic)
+				assert.Equal(t, e.Prefix+".Fallback", rec.Topic)
 				assert.Equal(t, ev.AggID, string(rec.Key))
 				assert.Equal(t, *ev.Payload, string(rec.Value))
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/route"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestRoutesOutboxRowsEndToEnd checks the record contract: topics,
@@ -18,51 +19,51 @@ import (
 // as a read_committed consumer sees them; rolled-back transactions and
 // other tables never appear.
 func TestRoutesOutboxRowsEndToEnd(t *testing.T) {
-	e2eTest(t, newEnv(t, envOpts{}))
+	e2eTest(t, harness.NewEnv(t, harness.EnvOpts{}))
 }
 
-func e2eTest(t *testing.T, e *env) {
+func e2eTest(t *testing.T, e *harness.Env) {
 	// Written before the router starts: --start earliest must find them.
-	var want []event
+	var want []harness.Event
 	types := []string{"OrderCreated", "OrderPaid", "OrderShipped"}
 	for i := 0; i < 30; i++ {
-		ev := newEvent(fmt.Sprintf("order-%d", i%7), types[i%3], fmt.Sprintf(`{"n":%d,"note":"héllo 世界 🚀"}`, i))
+		ev := harness.NewEvent(fmt.Sprintf("order-%d", i%7), types[i%3], fmt.Sprintf(`{"n":%d,"note":"héllo 世界 🚀"}`, i))
 		want = append(want, ev)
 	}
-	e.insertTx(want[:10]...)
+	e.InsertTx(want[:10]...)
 	for _, ev := range want[10:20] {
-		e.insertTx(ev)
+		e.InsertTx(ev)
 	}
-	r := startRouter(t, e.args("e2e")...)
+	r := harness.StartRouter(t, e.Args("e2e")...)
 	// While running: more events, a rolled-back transaction, a tombstone,
 	// optional columns.
-	e.insertTx(want[20:]...)
-	tx, err := e.db.Begin()
+	e.InsertTx(want[20:]...)
+	tx, err := e.DB.Begin()
 	require.NoError(t, err)
-	require.NoError(t, insertEvent(tx, newEvent("order-rolled-back", "OrderCreated", `{}`)))
+	require.NoError(t, harness.InsertEvent(tx, harness.NewEvent("order-rolled-back", "OrderCreated", `{}`)))
 	require.NoError(t, tx.Rollback())
 
 	sv, tp, hdrs := 3, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", `{"tenant":"acme","retry":2,"nested":{"a":1}}`
-	tomb := event{ID: "0b5a1b4e-7a35-4c89-9a0b-1c1d2e3f4a5b", AggType: "order", AggID: "order-1", Type: "OrderDeleted",
+	tomb := harness.Event{ID: "0b5a1b4e-7a35-4c89-9a0b-1c1d2e3f4a5b", AggType: "order", AggID: "order-1", Type: "OrderDeleted",
 		SchemaVersion: &sv, Traceparent: &tp, Headers: &hdrs}
-	e.insertTx(tomb)
+	e.InsertTx(tomb)
 	want = append(want, tomb)
 
-	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
-	got := c.read(len(want), 60*time.Second)
-	got = append(got, c.quiet(500*time.Millisecond)...)
+	c := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex())
+	got := c.Read(len(want), 60*time.Second)
+	got = append(got, c.Quiet(500*time.Millisecond)...)
 	require.Len(t, got, len(want), "each outbox row exactly once; no rolled-back row")
 
 	byID := map[string]*kgo.Record{}
 	for _, rec := range got {
-		id, ok := header(rec, "id")
+		id, ok := harness.Header(rec, "id")
 		require.True(t, ok, "record without id header: %v", rec)
 		byID[id] = rec
 	}
 	for _, ev := range want {
 		rec := byID[ev.ID]
 		require.NotNil(t, rec, "event %s missing", ev.ID)
-		assert.Equal(t, e.prefix+"."+ev.Type, rec.Topic)
+		assert.Equal(t, e.Prefix+"."+ev.Type, rec.Topic)
 		assert.Equal(t, ev.AggID, string(rec.Key))
 		assert.Equal(t, int32(route.PartitionFor([]byte(ev.AggID), 3)), rec.Partition, "Java murmur2 partition of %q", ev.AggID)
 		if ev.Payload == nil {
@@ -87,7 +88,7 @@ func e2eTest(t *testing.T, e *env) {
 			}
 		}
 		assert.Equal(t, wantHeaders, gotHeaders, "headers of %s", ev.ID)
-		g, ok := header(rec, "binlog_gtid")
+		g, ok := harness.Header(rec, "binlog_gtid")
 		assert.True(t, ok)
 		assert.Regexp(t, `^0-1-\d+$`, g)
 		assert.WithinDuration(t, time.Now(), rec.Timestamp, time.Minute, "timestamp from created_at")
@@ -102,15 +103,15 @@ func e2eTest(t *testing.T, e *env) {
 	}
 	last := map[string]int{}
 	for _, rec := range got {
-		id, _ := header(rec, "id")
+		id, _ := harness.Header(rec, "id")
 		k := rec.Topic + "/" + string(rec.Key)
 		if p, seen := last[k]; seen {
 			assert.Less(t, p, pos[id], "aggregate %s out of order", k)
 		}
 		last[k] = pos[id]
 	}
-	assert.Equal(t, 0, r.stop(20*time.Second), "SIGTERM exits 0")
-	if n := crossCheckReaders(t, e); onApache() {
+	assert.Equal(t, 0, r.Stop(20*time.Second), "SIGTERM exits 0")
+	if n := crossCheckReaders(t, e); harness.OnApache() {
 		assert.Equal(t, len(want), n, "the reference readers read every row once")
 	}
 }
@@ -120,33 +121,33 @@ func e2eTest(t *testing.T, e *env) {
 func TestRestartResumesFromCheckpoint(t *testing.T) {
 	for _, delivery := range []string{"exactly-once", "at-least-once"} {
 		t.Run(delivery, func(t *testing.T) {
-			e := newEnv(t, envOpts{})
-			r := startRouter(t, e.args("restart", "--delivery", delivery)...)
+			e := harness.NewEnv(t, harness.EnvOpts{})
+			r := harness.StartRouter(t, e.Args("restart", "--delivery", delivery)...)
 			var ids []string
 			write := func(n int) {
 				for i := 0; i < n; i++ {
-					ev := newEvent(fmt.Sprintf("agg-%d", i%5), "Thing", `{"i":1}`)
+					ev := harness.NewEvent(fmt.Sprintf("agg-%d", i%5), "Thing", `{"i":1}`)
 					ids = append(ids, ev.ID)
-					e.insertTx(ev)
+					e.InsertTx(ev)
 				}
 			}
 			write(20)
-			c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
-			got := c.read(20, 60*time.Second)
-			require.Equal(t, 0, r.stop(20*time.Second))
+			c := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex())
+			got := c.Read(20, 60*time.Second)
+			require.Equal(t, 0, r.Stop(20*time.Second))
 			write(15)
-			r.restart()
-			got = append(got, c.read(15, 60*time.Second)...)
-			got = append(got, c.quiet(time.Second)...)
+			r.Restart()
+			got = append(got, c.Read(15, 60*time.Second)...)
+			got = append(got, c.Quiet(time.Second)...)
 			var gotIDs []string
 			for _, rec := range got {
-				id, _ := header(rec, "id")
+				id, _ := harness.Header(rec, "id")
 				gotIDs = append(gotIDs, id)
 			}
 			sort.Strings(ids)
 			sort.Strings(gotIDs)
 			assert.Equal(t, ids, gotIDs, "nothing lost, nothing repeated")
-			require.Equal(t, 0, r.stop(20*time.Second))
+			require.Equal(t, 0, r.Stop(20*time.Second))
 		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestRouterRepairsHangingCommit: the router completes its own committed
@@ -40,7 +41,7 @@ import (
 func TestRouterRepairsHangingCommit(t *testing.T) {
 	for _, tv := range []int16{2, 0} {
 		t.Run(fmt.Sprintf("transaction.version=%d", tv), func(t *testing.T) {
-			k := privateApache(t, devenv.ApacheKafkaConfig{Nodes: 3, FormatArgs: []string{"--feature", fmt.Sprintf("transaction.version=%d", tv)}})
+			k := harness.PrivateApache(t, devenv.ApacheKafkaConfig{Nodes: 3, FormatArgs: []string{"--feature", fmt.Sprintf("transaction.version=%d", tv)}})
 			repairsHangingCommit(t, k, tv)
 		})
 	}
@@ -52,15 +53,15 @@ func repairsHangingCommit(t *testing.T, k *devenv.Kafka, tv int16) {
 	if !kafkaDropsLeaderlessMarkers(k.Apache.Version()) {
 		t.Skipf("apache kafka %s writes the markers of leaderless partitions once they have a leader again: nothing hangs", k.Apache.Version())
 	}
-	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
+	e := harness.NewEnv(t, harness.EnvOpts{Kafka: func(testing.TB) *devenv.Kafka { return k }})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	h := &hangingCluster{k: k.Apache, cl: kafkaClient(t, k.Brokers, kgo.MetadataMinAge(100*time.Millisecond))}
+	h := &hangingCluster{k: k.Apache, cl: harness.KafkaClient(t, k.Brokers, kgo.MetadataMinAge(100*time.Millisecond))}
 	h.adm = kadm.NewClient(h.cl)
 
 	const name = "repair"
 	txnID := kafka.TransactionalID(name)
-	cpTopic, outTopic := e.checkpointTopic(), e.prefix+".created"
+	cpTopic, outTopic := e.CheckpointTopic(), e.Prefix+".created"
 	coord := h.coordinator(ctx, t, txnID)
 	b := (k.Apache.NodeIndex(coord) + 1) % 3
 	bID := k.Apache.NodeID(b)
@@ -73,13 +74,13 @@ func repairsHangingCommit(t *testing.T, k *devenv.Kafka, tv int16) {
 	_, err := h.adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "cleanup.policy", Value: &compact}}, cpTopic)
 	require.NoError(t, err, "making %s compacted", cpTopic)
 
-	before := []event{newEvent("1", "created", `{"n":"before-1"}`), newEvent("2", "created", `{"n":"before-2"}`)}
+	before := []harness.Event{harness.NewEvent("1", "created", `{"n":"before-1"}`), harness.NewEvent("2", "created", `{"n":"before-2"}`)}
 	for _, ev := range before {
-		e.insertTx(ev)
+		e.InsertTx(ev)
 	}
 	var gtids string
 	var serverID uint32
-	require.NoError(t, e.db.QueryRow("SELECT @@gtid_binlog_pos, @@server_id").Scan(&gtids, &serverID))
+	require.NoError(t, e.DB.QueryRow("SELECT @@gtid_binlog_pos, @@server_id").Scan(&gtids, &serverID))
 
 	// The hanging transaction, written as the router writes one.
 	bare := uuid.NewString()
@@ -128,34 +129,34 @@ func repairsHangingCommit(t *testing.T, k *devenv.Kafka, tv int16) {
 		require.Less(t, stable, end, "%s/0 is stable only below its high watermark: the transaction hangs", topic)
 	}
 
-	after := []event{newEvent("3", "created", `{"n":"after-1"}`), newEvent("4", "created", `{"n":"after-2"}`)}
+	after := []harness.Event{harness.NewEvent("3", "created", `{"n":"after-1"}`), harness.NewEvent("4", "created", `{"n":"after-2"}`)}
 	for _, ev := range after {
-		e.insertTx(ev)
+		e.InsertTx(ev)
 	}
 	began := time.Now()
-	r := startRouter(t, e.args(name, "--metrics-addr", "127.0.0.1:0")...)
-	defer r.stop(30 * time.Second)
+	r := harness.StartRouter(t, e.Args(name, "--metrics-addr", "127.0.0.1:0")...)
+	defer r.Stop(30 * time.Second)
 	base := "http://" + metricsAddr(t, r)
 	wctx, wcancel := context.WithTimeout(ctx, 90*time.Second)
 	defer wcancel()
-	require.NoError(t, r.waitLog(wctx, "KAFKA-20734"), "the router repairs the hanging transaction:\n%s", tail(r.out.String(), 30))
-	repair := r.logLine("KAFKA-20734")
+	require.NoError(t, r.WaitLog(wctx, "KAFKA-20734"), "the router repairs the hanging transaction:\n%s", harness.Tail(r.Out.String(), 30))
+	repair := r.LogLine("KAFKA-20734")
 	t.Logf("router after %s: %s", time.Since(began).Round(time.Millisecond), repair)
 	for _, want := range []string{`"level":"warn"`, `"outcome":"commit"`, fmt.Sprintf(`"producer_id":%d`, pid), fmt.Sprintf(`"producer_epoch":%d`, epoch), cpTopic + "/0", outTopic + "/0"} {
 		assert.Contains(t, repair, want)
 	}
-	require.NoError(t, r.waitLog(wctx, "resuming from checkpoint"), tail(r.out.String(), 30))
-	assert.Contains(t, r.logLine("resuming from checkpoint"), fmt.Sprintf(`"gtid_set":"%s"`, gtids), "the router resumes from the repaired checkpoint")
+	require.NoError(t, r.WaitLog(wctx, "resuming from checkpoint"), harness.Tail(r.Out.String(), 30))
+	assert.Contains(t, r.LogLine("resuming from checkpoint"), fmt.Sprintf(`"gtid_set":"%s"`, gtids), "the router resumes from the repaired checkpoint")
 
-	c := newConsumer(t, k.Brokers, exactTopic(outTopic))
+	c := harness.NewConsumer(t, k.Brokers, harness.ExactTopic(outTopic))
 	want := []string{bare, after[0].ID, after[1].ID}
-	got := c.readIDsUntil(func(ids []string) bool { return len(ids) >= len(want) }, 60*time.Second)
-	got = append(got, recordIDs(c.quiet(3*time.Second))...)
+	got := c.ReadIDsUntil(func(ids []string) bool { return len(ids) >= len(want) }, 60*time.Second)
+	got = append(got, harness.RecordIDs(c.Quiet(3*time.Second))...)
 	assert.Equal(t, want, got, "read_committed: the repaired transaction's record, then the rows after its checkpoint, once each")
 	for _, ev := range before {
 		assert.False(t, slices.Contains(got, ev.ID), "row %s before the checkpoint is not published again", ev.ID)
 	}
-	assert.Equal(t, 1, strings.Count(r.out.String(), `"kafka_issue":"KAFKA-20734"`), "one repair")
+	assert.Equal(t, 1, strings.Count(r.Out.String(), `"kafka_issue":"KAFKA-20734"`), "one repair")
 	assert.Equal(t, 1.0, metricValue(t, base, `binlog_router_kafka_hanging_transactions_repaired_total{outcome="commit"}`), "one repair counted")
 	assert.Equal(t, 0.0, metricValue(t, base, `binlog_router_kafka_hanging_transactions_repaired_total{outcome="abort"}`))
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/route"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // The Java reference programs (test/javaref) run against Apache Kafka's own
@@ -163,7 +164,7 @@ func sortRecords(rs []refRecord) []string {
 	return out
 }
 
-// readJava reads the topics matching topicRegex to their end with the Java
+// readJava reads the topics matching TopicRegex to their end with the Java
 // consumer (read_committed).
 func readJava(t testing.TB, brokers []string, topicRegex string) []refRecord {
 	t.Helper()
@@ -179,13 +180,13 @@ func readJava(t testing.TB, brokers []string, topicRegex string) []refRecord {
 	return recs
 }
 
-// readFranz reads n records of the topics matching topicRegex with
+// readFranz reads n records of the topics matching TopicRegex with
 // franz-go (read_committed), then a second to show no more come.
 func readFranz(t testing.TB, brokers []string, topicRegex string, n int) []refRecord {
 	t.Helper()
-	c := newConsumer(t, brokers, topicRegex)
-	got := c.read(n, 60*time.Second)
-	got = append(got, c.quiet(time.Second)...)
+	c := harness.NewConsumer(t, brokers, topicRegex)
+	got := c.Read(n, 60*time.Second)
+	got = append(got, c.Quiet(time.Second)...)
 	recs := make([]refRecord, len(got))
 	for i, r := range got {
 		recs[i] = refRecord{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp.UnixMilli(),
@@ -246,16 +247,16 @@ func readKcat(t testing.TB, brokers, topics []string) []refRecord {
 // key, value and headers. It runs on the Apache Kafka pass (the Java
 // client is Apache Kafka's own), after the router stopped. It returns how
 // many records each read.
-func crossCheckReaders(t *testing.T, e *env) int {
+func crossCheckReaders(t *testing.T, e *harness.Env) int {
 	t.Helper()
-	if !onApache() {
+	if !harness.OnApache() {
 		return 0
 	}
 	start := time.Now()
-	regex := e.topicRegex()
-	java := readJava(t, e.kafka.Brokers, regex)
-	franz := readFranz(t, e.kafka.Brokers, regex, len(java))
-	adm := newAdmin(t, e.kafka.Brokers)
+	regex := e.TopicRegex()
+	java := readJava(t, e.Kafka.Brokers, regex)
+	franz := readFranz(t, e.Kafka.Brokers, regex, len(java))
+	adm := harness.NewAdmin(t, e.Kafka.Brokers)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	details, err := adm.ListTopics(ctx)
@@ -267,13 +268,13 @@ func crossCheckReaders(t *testing.T, e *env) int {
 			topics = append(topics, name)
 		}
 	}
-	kcat := readKcat(t, e.kafka.Brokers, topics)
+	kcat := readKcat(t, e.Kafka.Brokers, topics)
 	require.NotEmpty(t, java, "the Java consumer read nothing")
 	j, f, k := sortRecords(java), sortRecords(franz), sortRecords(kcat)
 	assert.Equal(t, j, f, "the Java consumer and franz-go read the same records")
 	assert.Equal(t, j, k, "the Java consumer and kcat read the same records")
 	t.Logf("%s: the Java consumer, franz-go and kcat read the same %d records (read_committed) of %d topics in %s",
-		brokerName(), len(java), len(topics), time.Since(start).Round(time.Millisecond))
+		harness.BrokerName(), len(java), len(topics), time.Since(start).Round(time.Millisecond))
 	return len(java)
 }
 
@@ -284,8 +285,8 @@ func crossCheckReaders(t *testing.T, e *env) int {
 // (BuiltInPartitioner.partitionForKey, Utils.murmur2). Runs on the Apache
 // Kafka pass, with the Kafka client jars.
 func TestJavaPartitionerAgrees(t *testing.T) {
-	if !onApache() {
-		t.Skipf("runs on the Apache Kafka pass (%s=apache), with Apache Kafka's client jars", brokerEnv)
+	if !harness.OnApache() {
+		t.Skipf("runs on the Apache Kafka pass (%s=apache), with Apache Kafka's client jars", harness.BrokerEnv)
 	}
 	counts := []int{1, 2, 3, 6, 7, 12, 50, 100, 1000}
 	keys := partitionerKeys(150000, rand.New(rand.NewPCG(1, 2)))

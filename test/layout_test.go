@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // behindChanges run while the router is down, each followed by one event:
@@ -31,24 +32,24 @@ var behindChanges = []string{
 func TestLayoutChangesWhileBehind(t *testing.T) {
 	for _, meta := range []string{"FULL", "MINIMAL"} {
 		t.Run(meta, func(t *testing.T) {
-			e := newEnv(t, envOpts{maria: devenv.MariaDBConfig{ExtraArgs: []string{"--binlog-row-metadata=" + meta}}})
-			r := startRouter(t, e.args("behind")...)
-			c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
-			e.insertTx(newEvent("a0", "First", `{"v":0}`))
-			c.read(1, 60*time.Second)
-			require.Equal(t, 0, r.stop(20*time.Second))
-			cp := e.mustCheckpoint("behind")
+			e := harness.NewEnv(t, harness.EnvOpts{Maria: devenv.MariaDBConfig{ExtraArgs: []string{"--binlog-row-metadata=" + meta}}})
+			r := harness.StartRouter(t, e.Args("behind")...)
+			c := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex())
+			e.InsertTx(harness.NewEvent("a0", "First", `{"v":0}`))
+			c.Read(1, 60*time.Second)
+			require.Equal(t, 0, r.Stop(20*time.Second))
+			cp := e.MustCheckpoint("behind")
 			if meta == "MINIMAL" {
 				require.Len(t, cp.Layouts["shop.outbox"].Columns, 10, "the checkpoint stores the outbox layout")
 				assert.Equal(t, "utf8mb4", cp.Layouts["shop.outbox"].Columns[1].Charset, "with its character sets")
 			}
 
 			evs := alterWhileDown(e)
-			r = startRouter(t, e.args("behind")...)
-			got := c.read(len(evs), 60*time.Second)
+			r = harness.StartRouter(t, e.Args("behind")...)
+			got := c.Read(len(evs), 60*time.Second)
 			requireExactly(t, e, evs, got)
-			assert.Empty(t, c.quiet(time.Second), "no duplicate")
-			require.Equal(t, 0, r.stop(20*time.Second))
+			assert.Empty(t, c.Quiet(time.Second), "no duplicate")
+			require.Equal(t, 0, r.Stop(20*time.Second))
 			t.Logf("%s: %d layout changes while down, %d records, each exactly right", meta, len(behindChanges), len(got))
 		})
 	}
@@ -59,30 +60,30 @@ func TestLayoutChangesWhileBehind(t *testing.T) {
 // before the changes is known nowhere: the router stops before the first
 // of them, naming binlog_row_metadata=FULL, and nothing is committed.
 func TestLayoutUnknownStops(t *testing.T) {
-	e := newEnv(t, envOpts{maria: devenv.MariaDBConfig{ExtraArgs: []string{"--binlog-row-metadata=MINIMAL"}}})
-	from := e.gtidPos()
+	e := harness.NewEnv(t, harness.EnvOpts{Maria: devenv.MariaDBConfig{ExtraArgs: []string{"--binlog-row-metadata=MINIMAL"}}})
+	from := e.GTIDPos()
 	alterWhileDown(e)
-	r := startRouter(t, e.args("unknown", "--start", "gtid:"+from)...)
-	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
-	code := r.wait(60 * time.Second)
+	r := harness.StartRouter(t, e.Args("unknown", "--start", "gtid:"+from)...)
+	c := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex())
+	code := r.Wait(60 * time.Second)
 	require.Equal(t, 1, code, "a row the router stops before (its layout was lost to DDL, not to a server setting)")
-	assert.Contains(t, r.out.String(), "binlog_row_metadata=FULL")
-	assert.Contains(t, r.out.String(), "the table's column layout when this row was written is not known")
-	assert.Empty(t, c.quiet(2*time.Second), "nothing after the stop is committed")
-	assert.Equal(t, "", e.checkpointSet("unknown"), "no checkpoint was stored")
-	t.Logf("exit %d, 0 records, no checkpoint; stop: %s", code, stopLine(r.out.String()))
+	assert.Contains(t, r.Out.String(), "binlog_row_metadata=FULL")
+	assert.Contains(t, r.Out.String(), "the table's column layout when this row was written is not known")
+	assert.Empty(t, c.Quiet(2*time.Second), "nothing after the stop is committed")
+	assert.Equal(t, "", e.CheckpointSet("unknown"), "no checkpoint was stored")
+	t.Logf("exit %d, 0 records, no checkpoint; stop: %s", code, stopLine(r.Out.String()))
 }
 
 // alterWhileDown writes one event, then each of behindChanges followed by
 // one event, and returns the events.
-func alterWhileDown(e *env) []event {
-	ev := newEvent("a1", "Before", `{"v":1}`)
-	e.insertTx(ev)
-	evs := []event{ev}
+func alterWhileDown(e *harness.Env) []harness.Event {
+	ev := harness.NewEvent("a1", "Before", `{"v":1}`)
+	e.InsertTx(ev)
+	evs := []harness.Event{ev}
 	for i, q := range behindChanges {
-		e.exec(q)
-		ev := newEvent("a"+string(rune('2'+i)), "After", `{"v":2}`)
-		e.insertTx(ev)
+		e.Exec(q)
+		ev := harness.NewEvent("a"+string(rune('2'+i)), "After", `{"v":2}`)
+		e.InsertTx(ev)
 		evs = append(evs, ev)
 	}
 	return evs
@@ -90,27 +91,27 @@ func alterWhileDown(e *env) []event {
 
 // requireExactly checks that got are the records of evs, each once, with
 // their topic, key, value and headers.
-func requireExactly(t *testing.T, e *env, evs []event, got []*kgo.Record) {
+func requireExactly(t *testing.T, e *harness.Env, evs []harness.Event, got []*kgo.Record) {
 	t.Helper()
 	require.Len(t, got, len(evs))
-	byID := map[string]event{}
+	byID := map[string]harness.Event{}
 	for _, ev := range evs {
 		byID[ev.ID] = ev
 	}
 	for _, rec := range got {
-		id, _ := header(rec, "id")
+		id, _ := harness.Header(rec, "id")
 		ev, ok := byID[id]
 		require.True(t, ok, "record with unknown or repeated id %q", id)
 		delete(byID, id)
-		assert.Equal(t, e.prefix+"."+ev.Type, rec.Topic, "event %s", id)
+		assert.Equal(t, e.Prefix+"."+ev.Type, rec.Topic, "event %s", id)
 		assert.Equal(t, ev.AggID, string(rec.Key), "event %s", id)
 		assert.Equal(t, *ev.Payload, string(rec.Value), "event %s", id)
-		typ, _ := header(rec, "aggregate_type")
+		typ, _ := harness.Header(rec, "aggregate_type")
 		assert.Equal(t, "order", typ, "event %s", id)
-		et, _ := header(rec, "event_type")
+		et, _ := harness.Header(rec, "event_type")
 		assert.Equal(t, ev.Type, et, "event %s", id)
 	}
 }
 
 // stopLine is the log line that names binlog_row_metadata=FULL.
-func stopLine(log string) string { return lineWith(log, "binlog_row_metadata=FULL") }
+func stopLine(log string) string { return harness.LineWith(log, "binlog_row_metadata=FULL") }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlog-router/binlog-router/internal/route"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestPartitionCountChange: partitions added to an outbox topic while rows
@@ -24,30 +25,30 @@ import (
 // of /readyz (still ready) within 10 s, and the producer moves to the new
 // count at once instead of at franz-go's 5-minute metadata refresh.
 func TestPartitionCountChange(t *testing.T) {
-	rng := faultRand(t)
-	e := newEnv(t, envOpts{})
-	topic := e.prefix + ".Created"
-	adm := e.admin()
+	rng := harness.FaultRand(t)
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	topic := e.Prefix + ".Created"
+	adm := e.Admin()
 	created, err := adm.CreateTopics(context.Background(), 2, 1, nil, topic)
 	require.NoError(t, err)
 	require.NoError(t, created.Error())
 
 	const name = "partitions"
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	l := startLoad(t, newWriter(e.db, rng, "agg", 50, 0, "Created"), 200)
-	r := startRouter(t, e.args(name, "--on-partition-change", "fail", "--commit-interval", "100ms")...)
-	col.waitProgress(t, r, 100, time.Minute, "routing before partitions are added")
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	l := harness.StartLoad(t, harness.NewWriter(e.DB, rng, "agg", 50, 0, "Created"), 200)
+	r := harness.StartRouter(t, e.Args(name, "--on-partition-change", "fail", "--commit-interval", "100ms")...)
+	col.WaitProgress(t, r, 100, time.Minute, "routing before partitions are added")
 
 	var added time.Time
-	detect := func(r *router, from, to int) time.Duration {
+	detect := func(r *harness.Router, from, to int) time.Duration {
 		t.Helper()
 		added = addPartitions(t, e, topic, to)
 		warn := fmt.Sprintf(`"old_partitions":%d,"new_partitions":%d`, from, to)
-		eventually(t, 10*time.Second, "the WARN of the partition count change", func() bool {
-			return strings.Contains(r.lastLogLine(warn), `"level":"warn"`)
+		harness.Eventually(t, 10*time.Second, "the WARN of the partition count change", func() bool {
+			return strings.Contains(r.LastLogLine(warn), `"level":"warn"`)
 		})
 		took := time.Since(added)
-		line := r.lastLogLine(warn)
+		line := r.LastLogLine(warn)
 		assert.Contains(t, line, `"topic":"`+topic+`"`)
 		t.Logf("partitions %d -> %d: detected after %s: %s", from, to, took.Round(time.Millisecond), line)
 		return took
@@ -55,37 +56,37 @@ func TestPartitionCountChange(t *testing.T) {
 
 	// fail: the router stops before a record is placed by the new count.
 	detect(r, 2, 4)
-	require.Equal(t, 5, r.wait(20*time.Second), "exit code of --on-partition-change=fail (docs/exit-codes.md)")
-	assert.Contains(t, r.out.String(), "--on-partition-change=fail")
-	before := col.settle(t, 2*time.Second)
-	cp := e.mustCheckpoint(name)
-	cpSeqs := gtidSeqs(t, cp.GTIDSet)
+	require.Equal(t, 5, r.Wait(20*time.Second), "exit code of --on-partition-change=fail (docs/exit-codes.md)")
+	assert.Contains(t, r.Out.String(), "--on-partition-change=fail")
+	before := col.Settle(t, 2*time.Second)
+	cp := e.MustCheckpoint(name)
+	cpSeqs := harness.GTIDSeqs(t, cp.GTIDSet)
 	if cp.TxnGTID != "" {
-		d, n, ok := parseGTID(cp.TxnGTID)
+		d, n, ok := harness.ParseGTID(cp.TxnGTID)
 		require.True(t, ok, cp.TxnGTID)
 		cpSeqs[d] = max(cpSeqs[d], n)
 	}
 	require.NotEmpty(t, before)
 	for _, d := range before {
 		assert.Equal(t, int32(route.PartitionFor([]byte(d.Key), 2)), d.Partition, "record %s key %q placed by 2 partitions", d.ID, d.Key)
-		dom, seq, ok := parseGTID(d.GTID)
+		dom, seq, ok := harness.ParseGTID(d.GTID)
 		require.True(t, ok, d.GTID)
 		assert.LessOrEqual(t, seq, cpSeqs[dom], "record %s (%s) read but after the checkpoint %s", d.ID, d.GTID, cp.GTIDSet)
 	}
 	t.Logf("fail: %d records read, all placed by 2 partitions; checkpoint %s", len(before), cp.GTIDSet)
 
 	// warn: resumes under the new count, and reports the next change.
-	r = startRouter(t, e.args(name, "--metrics-addr", "127.0.0.1:0", "--commit-interval", "100ms")...)
+	r = harness.StartRouter(t, e.Args(name, "--metrics-addr", "127.0.0.1:0", "--commit-interval", "100ms")...)
 	base := "http://" + metricsAddr(t, r)
-	col.waitProgress(t, r, 100, time.Minute, "routing under 4 partitions")
+	col.WaitProgress(t, r, 100, time.Minute, "routing under 4 partitions")
 	detect(r, 4, 6)
-	eventually(t, 5*time.Second, "the metric and /readyz", func() bool {
+	harness.Eventually(t, 5*time.Second, "the metric and /readyz", func() bool {
 		code, body := getURL(t, base+"/readyz")
 		return metricValue(t, base, `binlog_router_kafka_partition_changes_total{topic="`+topic+`"}`) == 1 &&
 			code == http.StatusOK && strings.Contains(body, "partitions: topic "+topic+" went from 4 to 6 partitions")
 	})
-	eventually(t, 10*time.Second, "a record placed by 6 partitions", func() bool {
-		for _, d := range col.settle(t, 0)[len(before):] {
+	harness.Eventually(t, 10*time.Second, "a record placed by 6 partitions", func() bool {
+		for _, d := range col.Settle(t, 0)[len(before):] {
 			if p := int32(route.PartitionFor([]byte(d.Key), 6)); d.Partition == p && p != int32(route.PartitionFor([]byte(d.Key), 4)) {
 				return true
 			}
@@ -93,11 +94,11 @@ func TestPartitionCountChange(t *testing.T) {
 		return false
 	})
 	t.Logf("partitions 4 -> 6: the first record placed by 6 partitions read %s after the change", time.Since(added).Round(time.Millisecond))
-	l.stop()
-	want := committedRows(t, e.db)
-	col.waitAll(t, want, time.Minute)
-	require.Equal(t, 0, r.stop(30*time.Second))
-	all := col.settle(t, time.Second)
+	l.Stop()
+	want := harness.CommittedRows(t, e.DB)
+	col.WaitAll(t, want, time.Minute)
+	require.Equal(t, 0, r.Stop(30*time.Second))
+	all := col.Settle(t, time.Second)
 	seen := map[string]int{}
 	for i, d := range all {
 		seen[d.ID]++
@@ -116,11 +117,11 @@ func TestPartitionCountChange(t *testing.T) {
 // addPartitions raises topic to n partitions (CreatePartitions) and
 // returns when the brokers answered, which is before or when their
 // metadata shows the new partitions.
-func addPartitions(t *testing.T, e *env, topic string, n int) time.Time {
+func addPartitions(t *testing.T, e *harness.Env, topic string, n int) time.Time {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := e.admin().UpdatePartitions(ctx, n, topic)
+	resp, err := e.Admin().UpdatePartitions(ctx, n, topic)
 	require.NoError(t, err)
 	require.NoError(t, resp.Error())
 	return time.Now()

@@ -7,6 +7,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestBinaryPayloadPassthroughAvro writes Confluent-wire-format Avro,
@@ -15,11 +17,11 @@ import (
 // (an Avro body ending in 0x00, bytes that are not UTF-8, the schema id)
 // and decodes it with hamba/avro to the record written.
 func TestBinaryPayloadPassthroughAvro(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	e.exec("CREATE TABLE outbox_blob LIKE outbox")
-	e.exec("ALTER TABLE outbox_blob MODIFY payload LONGBLOB NULL")
-	e.exec("CREATE TABLE outbox_varbin LIKE outbox")
-	e.exec("ALTER TABLE outbox_varbin MODIFY payload VARBINARY(4096) NULL")
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	e.Exec("CREATE TABLE outbox_blob LIKE outbox")
+	e.Exec("ALTER TABLE outbox_blob MODIFY payload LONGBLOB NULL")
+	e.Exec("CREATE TABLE outbox_varbin LIKE outbox")
+	e.Exec("ALTER TABLE outbox_varbin MODIFY payload VARBINARY(4096) NULL")
 
 	type written struct {
 		schemaID uint32
@@ -37,14 +39,14 @@ func TestBinaryPayloadPassthroughAvro(t *testing.T) {
 			id := uuid.NewString()
 			wire, _ := confluentAvro(t, uint32(100+i), o)
 			want[id] = written{schemaID: uint32(100 + i), order: o, wire: wire}
-			e.exec("INSERT INTO "+table+" (event_id, aggregate_type, aggregate_id, event_type, payload) VALUES (?, 'order', ?, 'OrderAvro', ?)",
+			e.Exec("INSERT INTO "+table+" (event_id, aggregate_type, aggregate_id, event_type, payload) VALUES (?, 'order', ?, 'OrderAvro', ?)",
 				id, "order-"+table, wire)
 		}
 	}
-	r := startRouter(t, e.args("avro", "--outbox-table", "shop.outbox_blob", "--outbox-table", "shop.outbox_varbin", "--validate-json=false")...)
-	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
-	got := c.read(len(want), 60*time.Second)
-	got = append(got, c.quiet(300*time.Millisecond)...)
+	r := harness.StartRouter(t, e.Args("avro", "--outbox-table", "shop.outbox_blob", "--outbox-table", "shop.outbox_varbin", "--validate-json=false")...)
+	c := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex())
+	got := c.Read(len(want), 60*time.Second)
+	got = append(got, c.Quiet(300*time.Millisecond)...)
 	require.Len(t, got, len(want))
 	for id, rec := range recordsByID(t, got) {
 		w, ok := want[id]
@@ -56,5 +58,5 @@ func TestBinaryPayloadPassthroughAvro(t *testing.T) {
 		assert.Equal(t, w.schemaID, schemaID)
 		assert.Equal(t, w.order, o)
 	}
-	assert.Equal(t, 0, r.stop(20*time.Second))
+	assert.Equal(t, 0, r.Stop(20*time.Second))
 }

@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/binlog-router/binlog-router/deploy"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestPrometheusAlerts runs a real Prometheus server (Debian's prometheus
@@ -37,21 +38,21 @@ func TestPrometheusAlerts(t *testing.T) {
 	if err != nil {
 		t.Skip("prometheus not found: install Debian's prometheus package (apt-get install prometheus) to run the alerting rules against a router")
 	}
-	rng := faultRand(t)
+	rng := harness.FaultRand(t)
 	e := kfakeEnv(t)
-	dlq := e.prefix + ".dlq"
-	r := startRouter(t, e.args("alerts", "--metrics-addr", "127.0.0.1:0",
+	dlq := e.Prefix + ".dlq"
+	r := harness.StartRouter(t, e.Args("alerts", "--metrics-addr", "127.0.0.1:0",
 		"--on-invalid", "dead-letter", "--dead-letter-topic", dlq,
 		"--transaction-timeout", "6s", "--kafka-timeout", "2m")...)
 	target := metricsAddr(t, r)
-	l := startLoad(t, newWriter(e.db, rng, "agg", 20, 0), 200)
+	l := harness.StartLoad(t, harness.NewWriter(e.DB, rng, "agg", 20, 0), 200)
 	p := startPrometheus(t, promBin, target, testRules(t))
 	alerts := p.watchAlerts(t)
 	testStart := time.Now()
 
 	// Healthy: the router is scraped, routes and is ready.
 	var up, ready, routed float64
-	if err := poll(30*time.Second, func() bool {
+	if err := harness.Poll(30*time.Second, func() bool {
 		up, ready = p.value(t, `up{job="binlog-router"}`), p.value(t, `binlog_router_ready`)
 		routed = p.value(t, `sum(rate(binlog_router_events_routed_total[5s]))`)
 		return up == 1 && ready == 1 && routed > 0
@@ -61,7 +62,7 @@ func TestPrometheusAlerts(t *testing.T) {
 	healthy := time.Now()
 
 	// A bad row (no event_type) goes to the dead-letter topic.
-	e.insertTx(event{ID: "5b0c1b4e-7a35-4c89-9a0b-1c1d2e3f4a5b", AggType: "order", AggID: "bad", Type: "", Payload: ptr(`{}`)})
+	e.InsertTx(harness.Event{ID: "5b0c1b4e-7a35-4c89-9a0b-1c1d2e3f4a5b", AggType: "order", AggID: "bad", Type: "", Payload: ptr(`{}`)})
 	deadLetter := time.Now()
 	alerts.await(t, "BinlogRouterDeadLetters", "firing", deadLetter, 30*time.Second)
 
@@ -83,18 +84,18 @@ func TestPrometheusAlerts(t *testing.T) {
 
 	// Kafka stops. The router waits for it (--kafka-timeout 2m), starting
 	// new sessions; its readiness window is 30 s.
-	e.kafka.Close()
+	e.Kafka.Close()
 	kafkaStopped := time.Now()
 	for _, a := range []string{"BinlogRouterKafkaUnreachable", "BinlogRouterLagHigh", "BinlogRouterCheckpointStale", "BinlogRouterNotReady"} {
 		alerts.await(t, a, "pending", kafkaStopped, 45*time.Second)
 	}
-	r.mustRun("Kafka stopped")
+	r.MustRun("Kafka stopped")
 
 	// The router dies.
-	r.kill()
+	r.Kill()
 	killed := time.Now()
 	alerts.await(t, "BinlogRouterDown", "firing", killed, 30*time.Second)
-	l.stop()
+	l.Stop()
 
 	// No alert went pending outside the phases that explain it.
 	phases := []alertPhase{
@@ -170,7 +171,7 @@ func testRules(t *testing.T) string {
 // promServer is a private Prometheus server.
 type promServer struct {
 	base string // http://127.0.0.1:port
-	out  *lockedBuffer
+	out  *harness.LockedBuffer
 }
 
 // startPrometheus starts Prometheus on a free loopback port with its own
@@ -195,7 +196,7 @@ scrape_configs:
 		t.Fatal(err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
-	p := &promServer{base: "http://" + addr, out: &lockedBuffer{}}
+	p := &promServer{base: "http://" + addr, out: &harness.LockedBuffer{}}
 	cmd := exec.Command(bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")
 	cmd.Stdout, cmd.Stderr = p.out, p.out
@@ -209,10 +210,10 @@ scrape_configs:
 		_ = cmd.Process.Kill()
 		<-done
 		if t.Failed() {
-			t.Logf("prometheus log:\n%s", tail(p.out.String(), 40))
+			t.Logf("prometheus log:\n%s", harness.Tail(p.out.String(), 40))
 		}
 	})
-	eventually(t, 30*time.Second, "prometheus ready", func() bool {
+	harness.Eventually(t, 30*time.Second, "prometheus ready", func() bool {
 		select {
 		case <-done:
 			t.Fatalf("prometheus exited:\n%s", p.out.String())
@@ -385,7 +386,7 @@ func (w *alertWatch) await(t *testing.T, name, state string, since time.Time, ti
 	}
 	var at time.Time
 	var reached string
-	eventually(t, timeout, fmt.Sprintf("alert %s %s", name, state), func() bool {
+	harness.Eventually(t, timeout, fmt.Sprintf("alert %s %s", name, state), func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		for _, s := range states {

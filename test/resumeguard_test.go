@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // replayedWarning begins the reader's log line for a run of transactions
@@ -36,34 +37,34 @@ const replayedWarning = "the binlog server sent transactions the GTID set it was
 // longer than binlog.MaxReplayedRun transactions stops the router with
 // exit code 2 and an error naming the server.
 func TestSourceIgnoringResumePosition(t *testing.T) {
-	rng := faultRand(t)
-	e := newEnv(t, envOpts{})
-	proxy := newReplayProxy(t, e.maria.Addr(), oldestBinlogState(t, e.db))
-	args := argsWith(e.args("replayed", "--metrics-addr", "127.0.0.1:0", "--commit-records", "100"), "--mysql-addr", proxy.addr())
-	r := startRouter(t, args...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	app := newWriter(e.db, rng, "agg", 10, 0)
+	rng := harness.FaultRand(t)
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	proxy := newReplayProxy(t, e.Maria.Addr(), oldestBinlogState(t, e.DB))
+	args := harness.ArgsWith(e.Args("replayed", "--metrics-addr", "127.0.0.1:0", "--commit-records", "100"), "--mysql-addr", proxy.addr())
+	r := harness.StartRouter(t, args...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	app := harness.NewWriter(e.DB, rng, "agg", 10, 0)
 	write := func(txns int) {
 		t.Helper()
 		for range txns {
-			if err := app.tx(context.Background(), 1+rng.IntN(3)); err != nil {
+			if err := app.Tx(context.Background(), 1+rng.IntN(3)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	// delivered waits until every committed row was read, and checks
 	// that none was read twice.
-	delivered := func(what string) verdict {
+	delivered := func(what string) harness.Verdict {
 		t.Helper()
-		want := committedRows(t, e.db)
-		col.waitAll(t, want, time.Minute)
-		r.mustRun(what)
-		v := checkDelivery(t, want, col.settle(t, time.Second), nil)
+		want := harness.CommittedRows(t, e.DB)
+		col.WaitAll(t, want, time.Minute)
+		r.MustRun(what)
+		v := harness.CheckDelivery(t, want, col.Settle(t, time.Second), nil)
 		t.Logf("%s: %s", what, v)
 		return v
 	}
 	var server string
-	if err := e.db.QueryRow("SELECT VERSION()").Scan(&server); err != nil {
+	if err := e.DB.QueryRow("SELECT VERSION()").Scan(&server); err != nil {
 		t.Fatal(err)
 	}
 
@@ -81,10 +82,10 @@ func TestSourceIgnoringResumePosition(t *testing.T) {
 	checkReplayedRuns(t, r, proxy.addr(), server, 1)
 
 	// A restart: the new process asks for its checkpoint's set.
-	if code := r.stop(30 * time.Second); code != 0 {
+	if code := r.Stop(30 * time.Second); code != 0 {
 		t.Fatalf("SIGTERM: exit code %d, want 0", code)
 	}
-	r.restart()
+	r.Restart()
 	write(30)
 	delivered("after a restart from the checkpoint")
 	checkReplayedRuns(t, r, proxy.addr(), server, 1)
@@ -93,22 +94,22 @@ func TestSourceIgnoringResumePosition(t *testing.T) {
 	// 20,000-row transaction is produced 100 records per Kafka
 	// transaction. That transaction is not in the checkpoint's set: the
 	// new process reads it again and skips the rows already published.
-	from := col.distinct()
-	if err := app.tx(context.Background(), 20000); err != nil {
+	from := col.Distinct()
+	if err := app.Tx(context.Background(), 20000); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "the first records of the large transaction", func() bool { return col.distinct() > from || !r.running() })
-	r.kill()
-	r.restart()
+	harness.Eventually(t, time.Minute, "the first records of the large transaction", func() bool { return col.Distinct() > from || !r.Running() })
+	r.Kill()
+	r.Restart()
 	resumed := ""
-	eventually(t, 30*time.Second, "the restarted router's start", func() bool {
-		resumed = lineWith(r.out.String()[r.mark:], "resuming from checkpoint")
+	harness.Eventually(t, 30*time.Second, "the restarted router's start", func() bool {
+		resumed = harness.LineWith(r.Out.String()[r.Mark:], "resuming from checkpoint")
 		return resumed != ""
 	})
 	if m := regexp.MustCompile(`"txn_rows":(\d+)`).FindStringSubmatch(resumed); m != nil {
 		t.Logf("killed inside the large transaction: the checkpoint covered %s of its rows", m[1])
 	} else {
-		t.Errorf("the kill did not land inside the large transaction (%d of its rows read): %s", col.distinct()-from, resumed)
+		t.Errorf("the kill did not land inside the large transaction (%d of its rows read): %s", col.Distinct()-from, resumed)
 	}
 	delivered("after a restart inside a transaction")
 	checkReplayedRuns(t, r, proxy.addr(), server, 1)
@@ -117,15 +118,15 @@ func TestSourceIgnoringResumePosition(t *testing.T) {
 	// A history longer than the bound: the next connection's replay stops
 	// the router.
 	for range binlog.MaxReplayedRun {
-		e.exec("INSERT INTO orders (customer, total) VALUES ('filler', 1)")
+		e.Exec("INSERT INTO orders (customer, total) VALUES ('filler', 1)")
 	}
 	write(1) // read once the router has read the fillers
 	delivered("before the long replay")
 	killDump(t, e)
-	if code := r.wait(time.Minute); code != 2 {
+	if code := r.Wait(time.Minute); code != 2 {
 		t.Fatalf("a replay past %d transactions: exit code %d, want 2", binlog.MaxReplayedRun, code)
 	}
-	line := r.lastLogLine("binlog-router stopped")
+	line := r.LastLogLine("binlog-router stopped")
 	for _, want := range []string{fmt.Sprintf("binlog server %s (version %s)", proxy.addr(), server),
 		"the server ignores the GTID position it was asked to start from",
 		fmt.Sprintf("it sent %d transactions in a row", binlog.MaxReplayedRun+1), "not published again", `"exit_code":2`} {
@@ -133,27 +134,27 @@ func TestSourceIgnoringResumePosition(t *testing.T) {
 			t.Errorf("the stop's log line lacks %q:\n%s", want, line)
 		}
 	}
-	v := checkDelivery(t, committedRows(t, e.db), col.settle(t, 2*time.Second), nil)
+	v := harness.CheckDelivery(t, harness.CommittedRows(t, e.DB), col.Settle(t, 2*time.Second), nil)
 	t.Logf("after the stop: %s", v)
 }
 
 // killDump cuts the router's binlog dump connection and waits for the
 // router's next one.
-func killDump(t *testing.T, e *env) {
+func killDump(t *testing.T, e *harness.Env) {
 	t.Helper()
-	id := dumpThread(t, e.db, 0)
-	e.exec(fmt.Sprintf("KILL CONNECTION %d", id))
-	dumpThread(t, e.db, id)
+	id := dumpThread(t, e.DB, 0)
+	e.Exec(fmt.Sprintf("KILL CONNECTION %d", id))
+	dumpThread(t, e.DB, id)
 }
 
 // checkReplayedRuns waits until the current router process has logged at
 // least want runs of skipped transactions, checks that each names the
 // server and its range, and that the skipped transactions metric is the
 // sum of the runs.
-func checkReplayedRuns(t *testing.T, r *router, addr, version string, want int) {
+func checkReplayedRuns(t *testing.T, r *harness.Router, addr, version string, want int) {
 	t.Helper()
-	out := func() string { return r.out.String()[r.mark:] }
-	eventually(t, 30*time.Second, "the log line of a run of skipped transactions", func() bool {
+	out := func() string { return r.Out.String()[r.Mark:] }
+	harness.Eventually(t, 30*time.Second, "the log line of a run of skipped transactions", func() bool {
 		return strings.Count(out(), replayedWarning) >= want
 	})
 	total := 0
@@ -187,12 +188,12 @@ func checkReplayedRuns(t *testing.T, r *router, addr, version string, want int) 
 
 // currentMetricsAddr is the /metrics address of the current router
 // process (metricsAddr finds the first process's).
-func currentMetricsAddr(t *testing.T, r *router) string {
+func currentMetricsAddr(t *testing.T, r *harness.Router) string {
 	t.Helper()
 	re := regexp.MustCompile(`"metrics_addr":"([^"]+)"`)
 	var addr string
-	eventually(t, 30*time.Second, "the router's metrics address", func() bool {
-		if m := re.FindStringSubmatch(r.out.String()[r.mark:]); m != nil {
+	harness.Eventually(t, 30*time.Second, "the router's metrics address", func() bool {
+		if m := re.FindStringSubmatch(r.Out.String()[r.Mark:]); m != nil {
 			addr = m[1]
 		}
 		return addr != ""

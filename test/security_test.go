@@ -29,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestMySQLTLSVerifyIdentity: against a MariaDB that refuses plain TCP
@@ -42,39 +43,39 @@ func TestMySQLTLSVerifyIdentity(t *testing.T) {
 	dir := t.TempDir()
 	pki := newTestPKI(t, dir, "ca")
 	other := newTestPKI(t, dir, "other-ca") // a CA that signed nothing of this server
-	e := newEnv(t, envOpts{maria: devenv.MariaDBConfig{ExtraArgs: []string{
+	e := harness.NewEnv(t, harness.EnvOpts{Maria: devenv.MariaDBConfig{ExtraArgs: []string{
 		"--ssl-ca=" + pki.caFile, "--ssl-cert=" + pki.serverCert, "--ssl-key=" + pki.serverKey,
 	}}})
-	e.exec("CREATE USER router@'%' IDENTIFIED BY 'tls-s3cret' REQUIRE X509")
-	e.exec("GRANT ALL PRIVILEGES ON *.* TO router@'%'")
+	e.Exec("CREATE USER router@'%' IDENTIFIED BY 'tls-s3cret' REQUIRE X509")
+	e.Exec("GRANT ALL PRIVILEGES ON *.* TO router@'%'")
 	// devenv waits for the server over plain TCP, so --require-secure-
 	// transport=ON cannot be on the command line; switch it on now and
 	// move the test's own connection to TLS.
-	e.db = pki.tlsDB(t, e.maria)
-	e.exec("SET GLOBAL require_secure_transport = ON")
+	e.DB = pki.tlsDB(t, e.Maria)
+	e.Exec("SET GLOBAL require_secure_transport = ON")
 	var secure int
-	require.NoError(t, e.db.QueryRow("SELECT @@require_secure_transport").Scan(&secure))
+	require.NoError(t, e.DB.QueryRow("SELECT @@require_secure_transport").Scan(&secure))
 	require.Equal(t, 1, secure)
 	// MariaDB answers plain TCP with "Access denied" (MySQL 8 has its own
 	// error).
-	require.ErrorContains(t, sqlPing(e.maria.DSN("")), "Access denied", "the server refuses plain TCP")
+	require.ErrorContains(t, sqlPing(e.Maria.DSN("")), "Access denied", "the server refuses plain TCP")
 
 	pwFile := writeSecret(t, dir, "mysql-password", "tls-s3cret\n")
 	base := func(name string, tlsArgs ...string) []string {
-		args := e.args(name, append([]string{"--mysql-user", "router", "--mysql-password-file", pwFile}, tlsArgs...)...)
+		args := e.Args(name, append([]string{"--mysql-user", "router", "--mysql-password-file", pwFile}, tlsArgs...)...)
 		return args
 	}
 
 	t.Run("verify-identity routes", func(t *testing.T) {
-		evs := []event{newEvent("tls-1", "TLSRouted", `{"n":1}`), newEvent("tls-2", "TLSRouted", `{"n":2}`)}
-		e.insertTx(evs[0])
-		r := startRouter(t, base("tls",
+		evs := []harness.Event{harness.NewEvent("tls-1", "TLSRouted", `{"n":1}`), harness.NewEvent("tls-2", "TLSRouted", `{"n":2}`)}
+		e.InsertTx(evs[0])
+		r := harness.StartRouter(t, base("tls",
 			"--mysql-tls", "verify-identity", "--mysql-tls-ca", pki.caFile,
 			"--mysql-tls-cert", pki.clientCert, "--mysql-tls-key", pki.clientKey)...)
-		e.insertTx(evs[1]) // while running: the replication stream is TLS too
-		recs := newConsumer(t, e.kafka.Brokers, e.topicRegex()).read(2, 60*time.Second)
-		assert.ElementsMatch(t, []string{evs[0].ID, evs[1].ID}, recordIDs(recs))
-		require.Equal(t, 0, r.stop(20*time.Second))
+		e.InsertTx(evs[1]) // while running: the replication stream is TLS too
+		recs := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex()).Read(2, 60*time.Second)
+		assert.ElementsMatch(t, []string{evs[0].ID, evs[1].ID}, harness.RecordIDs(recs))
+		require.Equal(t, 0, r.Stop(20*time.Second))
 	})
 
 	fails := []struct {
@@ -94,10 +95,10 @@ func TestMySQLTLSVerifyIdentity(t *testing.T) {
 	for _, f := range fails {
 		t.Run(f.name+" fails", func(t *testing.T) {
 			start := time.Now()
-			r := startRouter(t, base("tlsfail", f.args...)...)
-			assert.Equal(t, 1, r.wait(30*time.Second))
+			r := harness.StartRouter(t, base("tlsfail", f.args...)...)
+			assert.Equal(t, 1, r.Wait(30*time.Second))
 			assert.Less(t, time.Since(start), 20*time.Second, "fails at once, no reconnect loop")
-			log := r.out.String()
+			log := r.Out.String()
 			t.Logf("router log:\n%s", log)
 			for _, w := range f.want {
 				assert.Contains(t, log, w)
@@ -123,9 +124,9 @@ func TestMySQLTLSInvalidFlags(t *testing.T) {
 		{[]string{"--kafka-tls-ca", pki.caFile}, "--kafka-tls-ca set without --kafka-tls"},
 		{[]string{"--kafka-sasl-mechanism", "SCRAM-SHA-256", "--kafka-sasl-user", "u"}, "needs a password"},
 	} {
-		r := startRouter(t, append([]string{"--outbox-table", "shop.outbox", "--mysql-addr", "127.0.0.1:1", "--kafka-brokers", "127.0.0.1:1"}, c.args...)...)
-		assert.Equal(t, 2, r.wait(10*time.Second), "%v", c.args)
-		assert.Contains(t, r.out.String(), c.want, "%v", c.args)
+		r := harness.StartRouter(t, append([]string{"--outbox-table", "shop.outbox", "--mysql-addr", "127.0.0.1:1", "--kafka-brokers", "127.0.0.1:1"}, c.args...)...)
+		assert.Equal(t, 2, r.Wait(10*time.Second), "%v", c.args)
+		assert.Contains(t, r.Out.String(), c.want, "%v", c.args)
 	}
 }
 
@@ -133,27 +134,27 @@ func TestMySQLTLSInvalidFlags(t *testing.T) {
 // routes rows with each mechanism, the password coming from a file or the
 // environment; the test consumer authenticates too.
 func TestKafkaSASL(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	evs := []event{newEvent("sasl-1", "SASLRouted", `{"n":1}`), newEvent("sasl-2", "SASLRouted", `{"n":2}`)}
-	e.insertTx(evs...)
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	evs := []harness.Event{harness.NewEvent("sasl-1", "SASLRouted", `{"n":1}`), harness.NewEvent("sasl-2", "SASLRouted", `{"n":2}`)}
+	e.InsertTx(evs...)
 	dir := t.TempDir()
 	pwFile := writeSecret(t, dir, "kafka-password", "k4fka-s3cret\n")
 	for _, mech := range []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"} {
 		t.Run(mech, func(t *testing.T) {
-			e.kafka = startKfake(t, nil, kfake.EnableSASL(), kfake.Superuser(mech, "router", "k4fka-s3cret"))
-			args := e.args("sasl", "--kafka-sasl-mechanism", mech, "--kafka-sasl-user", "router")
+			e.Kafka = startKfake(t, nil, kfake.EnableSASL(), kfake.Superuser(mech, "router", "k4fka-s3cret"))
+			args := e.Args("sasl", "--kafka-sasl-mechanism", mech, "--kafka-sasl-user", "router")
 			var env []string
 			if mech == "SCRAM-SHA-256" {
 				env = []string{"BINLOG_ROUTER_KAFKA_SASL_PASSWORD=k4fka-s3cret"}
 			} else {
 				args = append(args, "--kafka-sasl-password-file", pwFile)
 			}
-			r := startRouterEnv(t, env, args...)
-			c := newConsumer(t, e.kafka.Brokers, e.topicRegex(), saslMechanism(mech, "router", "k4fka-s3cret"))
-			recs := c.read(len(evs), 60*time.Second)
-			assert.ElementsMatch(t, []string{evs[0].ID, evs[1].ID}, recordIDs(recs))
-			require.Equal(t, 0, r.stop(20*time.Second))
-			assert.NotContains(t, r.out.String(), "k4fka-s3cret", "the password is never logged")
+			r := harness.StartRouterEnv(t, env, args...)
+			c := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex(), saslMechanism(mech, "router", "k4fka-s3cret"))
+			recs := c.Read(len(evs), 60*time.Second)
+			assert.ElementsMatch(t, []string{evs[0].ID, evs[1].ID}, harness.RecordIDs(recs))
+			require.Equal(t, 0, r.Stop(20*time.Second))
+			assert.NotContains(t, r.Out.String(), "k4fka-s3cret", "the password is never logged")
 		})
 	}
 }
@@ -162,16 +163,16 @@ func TestKafkaSASL(t *testing.T) {
 // within seconds with an error saying SASL authentication failed, and
 // does not hammer the broker with connections meanwhile.
 func TestKafkaSASLWrongPassword(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	e.insertTx(newEvent("x", "Never", `{}`))
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	e.InsertTx(harness.NewEvent("x", "Never", `{}`))
 	var conns atomic.Int64
-	e.kafka = startKfake(t, &conns, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "router", "right"))
+	e.Kafka = startKfake(t, &conns, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "router", "right"))
 	start := time.Now()
-	r := startRouterEnv(t, []string{"BINLOG_ROUTER_KAFKA_SASL_PASSWORD=wrong"},
-		e.args("saslfail", "--kafka-sasl-mechanism", "SCRAM-SHA-256", "--kafka-sasl-user", "router")...)
-	code := r.wait(60 * time.Second)
+	r := harness.StartRouterEnv(t, []string{"BINLOG_ROUTER_KAFKA_SASL_PASSWORD=wrong"},
+		e.Args("saslfail", "--kafka-sasl-mechanism", "SCRAM-SHA-256", "--kafka-sasl-user", "router")...)
+	code := r.Wait(60 * time.Second)
 	took := time.Since(start)
-	log := r.out.String()
+	log := r.Out.String()
 	assert.Equal(t, 1, code)
 	assert.Less(t, took, 30*time.Second, "fails fast")
 	assert.Regexp(t, regexp.MustCompile(`(?i)SASL authentication failed`), log)
@@ -184,11 +185,11 @@ func TestKafkaSASLWrongPassword(t *testing.T) {
 
 	// Every command that reaches Kafka says the same.
 	t.Setenv("BINLOG_ROUTER_KAFKA_SASL_PASSWORD", "wrong")
-	args := e.args("saslfail", "--kafka-sasl-mechanism", "SCRAM-SHA-256", "--kafka-sasl-user", "router")
+	args := e.Args("saslfail", "--kafka-sasl-mechanism", "SCRAM-SHA-256", "--kafka-sasl-user", "router")
 	for _, cmd := range [][]string{{"checkpoint", "show"}, {"checkpoint", "reset"}} {
-		res := cliRun(t, append(cmd, args...)...)
-		assert.Equal(t, 1, res.code, "%s", cmd)
-		assert.Regexp(t, regexp.MustCompile(`(?i)SASL authentication failed.*--kafka-sasl-user`), res.stderr, "%s", cmd)
+		res := harness.RunCLI(t, append(cmd, args...)...)
+		assert.Equal(t, 1, res.Code, "%s", cmd)
+		assert.Regexp(t, regexp.MustCompile(`(?i)SASL authentication failed.*--kafka-sasl-user`), res.Stderr, "%s", cmd)
 	}
 }
 
@@ -206,11 +207,11 @@ func TestKafkaTLS(t *testing.T) {
 	require.NoError(t, err)
 	clientCAs := x509.NewCertPool()
 	clientCAs.AddCert(pki.ca)
-	e := newEnv(t, envOpts{})
-	evs := []event{newEvent("ktls-1", "KafkaTLSRouted", `{"n":1}`), newEvent("ktls-2", "KafkaTLSRouted", `{"n":2}`)}
-	e.insertTx(evs...)
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	evs := []harness.Event{harness.NewEvent("ktls-1", "KafkaTLSRouted", `{"n":1}`), harness.NewEvent("ktls-2", "KafkaTLSRouted", `{"n":2}`)}
+	e.InsertTx(evs...)
 	var conns atomic.Int64
-	e.kafka = startKfake(t, &conns,
+	e.Kafka = startKfake(t, &conns,
 		kfake.TLS(&tls.Config{Certificates: []tls.Certificate{serverPair}, ClientCAs: clientCAs,
 			ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}),
 		kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "router", "k4fka-s3cret"))
@@ -219,27 +220,27 @@ func TestKafkaTLS(t *testing.T) {
 	client := []string{"--kafka-tls-cert", pki.clientCert, "--kafka-tls-key", pki.clientKey}
 
 	t.Run("verified routes", func(t *testing.T) {
-		r := startRouter(t, e.args("ktls", append(append([]string{"--kafka-tls", "--kafka-tls-ca", pki.caFile}, client...), sasl...)...)...)
+		r := harness.StartRouter(t, e.Args("ktls", append(append([]string{"--kafka-tls", "--kafka-tls-ca", pki.caFile}, client...), sasl...)...)...)
 		clientPair, err := tls.LoadX509KeyPair(pki.clientCert, pki.clientKey)
 		require.NoError(t, err)
 		roots := x509.NewCertPool()
 		roots.AddCert(pki.ca)
-		c := newConsumer(t, e.kafka.Brokers, e.topicRegex(),
+		c := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex(),
 			kgo.DialTLSConfig(&tls.Config{RootCAs: roots, Certificates: []tls.Certificate{clientPair}, MinVersion: tls.VersionTLS12}),
 			saslMechanism("SCRAM-SHA-512", "router", "k4fka-s3cret"))
-		recs := c.read(len(evs), 60*time.Second)
-		assert.ElementsMatch(t, []string{evs[0].ID, evs[1].ID}, recordIDs(recs))
-		require.Equal(t, 0, r.stop(20*time.Second))
-		assert.NotContains(t, r.out.String(), "insecure-skip-verify")
+		recs := c.Read(len(evs), 60*time.Second)
+		assert.ElementsMatch(t, []string{evs[0].ID, evs[1].ID}, harness.RecordIDs(recs))
+		require.Equal(t, 0, r.Stop(20*time.Second))
+		assert.NotContains(t, r.Out.String(), "insecure-skip-verify")
 	})
 	t.Run("insecure skip verify routes with a warning", func(t *testing.T) {
-		r := startRouter(t, e.args("ktls-insecure", append(append([]string{"--kafka-tls", "--kafka-tls-insecure-skip-verify"}, client...), sasl...)...)...)
+		r := harness.StartRouter(t, e.Args("ktls-insecure", append(append([]string{"--kafka-tls", "--kafka-tls-insecure-skip-verify"}, client...), sasl...)...)...)
 		// checkpoint show over TLS and SASL too.
 		cp := checkpointShow(t, e, "ktls-insecure", 60*time.Second,
 			append(append([]string{"--kafka-tls", "--kafka-tls-ca", pki.caFile}, client...), sasl...)...)
 		assert.Contains(t, cp, `"name": "ktls-insecure"`)
-		require.Equal(t, 0, r.stop(20*time.Second))
-		assert.Contains(t, r.out.String(), "--kafka-tls-insecure-skip-verify: the brokers' certificates are not verified")
+		require.Equal(t, 0, r.Stop(20*time.Second))
+		assert.Contains(t, r.Out.String(), "--kafka-tls-insecure-skip-verify: the brokers' certificates are not verified")
 	})
 	for _, f := range []struct {
 		name string
@@ -253,10 +254,10 @@ func TestKafkaTLS(t *testing.T) {
 		t.Run(f.name+" fails", func(t *testing.T) {
 			before := conns.Load()
 			start := time.Now()
-			r := startRouter(t, e.args("ktls-fail", append(f.args, sasl...)...)...)
-			assert.Equal(t, 1, r.wait(30*time.Second))
+			r := harness.StartRouter(t, e.Args("ktls-fail", append(f.args, sasl...)...)...)
+			assert.Equal(t, 1, r.Wait(30*time.Second))
 			assert.Less(t, time.Since(start), 20*time.Second)
-			log := r.out.String()
+			log := r.Out.String()
 			t.Logf("router log:\n%s", log)
 			assert.Contains(t, log, "TLS to the Kafka brokers")
 			assert.Contains(t, log, f.want)
@@ -267,10 +268,10 @@ func TestKafkaTLS(t *testing.T) {
 
 // checkpointShow runs `binlog-router checkpoint show` for name until it
 // prints a checkpoint (the router wrote one) or the timeout passes.
-func checkpointShow(t *testing.T, e *env, name string, timeout time.Duration, extra ...string) string {
+func checkpointShow(t *testing.T, e *harness.Env, name string, timeout time.Duration, extra ...string) string {
 	t.Helper()
-	return checkpointShowUntil(t, timeout, append([]string{"--name", name, "--kafka-brokers", strings.Join(e.kafka.Brokers, ","),
-		"--checkpoint-topic", e.checkpointTopic()}, extra...)...)
+	return checkpointShowUntil(t, timeout, append([]string{"--name", name, "--kafka-brokers", strings.Join(e.Kafka.Brokers, ","),
+		"--checkpoint-topic", e.CheckpointTopic()}, extra...)...)
 }
 
 // startKfake starts a kfake cluster (never KAFKA_BROKERS: the options

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestSettingsChangedAtRuntime: binlog_row_image and binlog_format changed
@@ -20,30 +22,30 @@ func TestSettingsChangedAtRuntime(t *testing.T) {
 		{"SET GLOBAL binlog_format=STATEMENT", "SET GLOBAL binlog_format=ROW", "binlog_format=ROW"},
 	} {
 		t.Run(tt.set, func(t *testing.T) {
-			e := newEnv(t, envOpts{})
-			r := startRouter(t, e.args("settings")...)
-			c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
-			e.insertTx(newEvent("a0", "Before", `{"v":0}`))
-			c.read(1, 60*time.Second)
-			eventually(t, 30*time.Second, "checkpoint stored", func() bool { return e.checkpointSet("settings") != "" })
-			stored := e.checkpointSet("settings")
+			e := harness.NewEnv(t, harness.EnvOpts{})
+			r := harness.StartRouter(t, e.Args("settings")...)
+			c := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex())
+			e.InsertTx(harness.NewEvent("a0", "Before", `{"v":0}`))
+			c.Read(1, 60*time.Second)
+			harness.Eventually(t, 30*time.Second, "checkpoint stored", func() bool { return e.CheckpointSet("settings") != "" })
+			stored := e.CheckpointSet("settings")
 
-			e.exec(tt.set)
-			t.Cleanup(func() { _, _ = e.db.Exec(tt.reset) })
+			e.Exec(tt.set)
+			t.Cleanup(func() { _, _ = e.DB.Exec(tt.reset) })
 			// A new session takes the new global value; the pool's
 			// sessions keep theirs.
-			fresh, err := e.maria.DB(e.dbName)
+			fresh, err := e.Maria.DB(e.DBName)
 			require.NoError(t, err)
 			defer fresh.Close()
 			_, err = fresh.ExecContext(context.Background(), "INSERT INTO outbox (event_id, aggregate_type, aggregate_id, event_type) VALUES (UUID(), 'order', 'a1', 'After')")
 			require.NoError(t, err)
 
-			code := r.wait(60 * time.Second)
+			code := r.Wait(60 * time.Second)
 			assert.Equal(t, 2, code, "a server setting is configuration")
-			assert.Contains(t, r.out.String(), tt.want)
-			assert.Empty(t, c.quiet(2*time.Second), "nothing after the stop is committed")
-			assert.Equal(t, stored, e.checkpointSet("settings"), "the checkpoint did not move")
-			t.Logf("exit %d, 1 record before, 0 after; stop: %s", code, r.logLine(tt.want))
+			assert.Contains(t, r.Out.String(), tt.want)
+			assert.Empty(t, c.Quiet(2*time.Second), "nothing after the stop is committed")
+			assert.Equal(t, stored, e.CheckpointSet("settings"), "the checkpoint did not move")
+			t.Logf("exit %d, 1 record before, 0 after; stop: %s", code, r.LogLine(tt.want))
 		})
 	}
 }
@@ -71,54 +73,54 @@ func TestRowMetadataChangedAtRuntime(t *testing.T) {
 		stops bool
 	}{{"tracked", "earliest", false}, {"unknown", "latest", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, envOpts{})
+			e := harness.NewEnv(t, harness.EnvOpts{})
 			const name = "metadata"
-			r := startRouter(t, e.args(name, "--start", tc.start)...)
-			require.NoError(t, r.waitLog(ctxTimeout(t, 30*time.Second), "no checkpoint stored"))
-			c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
-			before := newEvent("m0", "Before", `{"v":0}`)
-			e.insertTx(before)
-			got := c.read(1, 60*time.Second)
-			e.waitCheckpoint(name, e.gtidPos())
-			stored := e.mustCheckpoint(name)
+			r := harness.StartRouter(t, e.Args(name, "--start", tc.start)...)
+			require.NoError(t, r.WaitLog(ctxTimeout(t, 30*time.Second), "no checkpoint stored"))
+			c := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex())
+			before := harness.NewEvent("m0", "Before", `{"v":0}`)
+			e.InsertTx(before)
+			got := c.Read(1, 60*time.Second)
+			e.WaitCheckpoint(name, e.GTIDPos())
+			stored := e.MustCheckpoint(name)
 			if tc.stops {
 				assert.Empty(t, stored.Layouts, "started after the CREATE TABLE with FULL metadata: no layout tracked")
 			} else {
 				assert.NotEmpty(t, stored.Layouts["shop.outbox"], "the layout followed from the CREATE TABLE")
 			}
 
-			e.exec("SET GLOBAL binlog_row_metadata=MINIMAL")
-			t.Cleanup(func() { _, _ = e.db.Exec("SET GLOBAL binlog_row_metadata=FULL") })
-			e.exec("FLUSH TABLES shop.outbox")
+			e.Exec("SET GLOBAL binlog_row_metadata=MINIMAL")
+			t.Cleanup(func() { _, _ = e.DB.Exec("SET GLOBAL binlog_row_metadata=FULL") })
+			e.Exec("FLUSH TABLES shop.outbox")
 			// A new session takes the new global value; the pool's
 			// sessions keep theirs.
-			fresh, err := e.maria.DB(e.dbName)
+			fresh, err := e.Maria.DB(e.DBName)
 			require.NoError(t, err)
 			defer fresh.Close()
-			after := []event{newEvent("m1", "After", `{"v":1}`), newEvent("m2", "After", `{"v":2}`)}
-			require.NoError(t, insertEvent(fresh, after[0]))
+			after := []harness.Event{harness.NewEvent("m1", "After", `{"v":1}`), harness.NewEvent("m2", "After", `{"v":2}`)}
+			require.NoError(t, harness.InsertEvent(fresh, after[0]))
 
 			code, line := 0, ""
 			if tc.stops {
-				code = r.wait(60 * time.Second)
-				line = r.logLine("binlog_row_metadata=FULL")
+				code = r.Wait(60 * time.Second)
+				line = r.LogLine("binlog_row_metadata=FULL")
 				assert.Equal(t, 2, code, "a server setting changed at runtime is configuration")
 				assert.Contains(t, line, "outbox table shop.outbox")
 				assert.Contains(t, line, "the setting changed at runtime")
 				assert.Contains(t, line, "restart the router")
-				assert.Empty(t, c.quiet(2*time.Second), "nothing after the stop is committed")
-				assert.Equal(t, stored.GTIDSet, e.checkpointSet(name), "the checkpoint did not pass the row")
+				assert.Empty(t, c.Quiet(2*time.Second), "nothing after the stop is committed")
+				assert.Equal(t, stored.GTIDSet, e.CheckpointSet(name), "the checkpoint did not pass the row")
 				// Restarted with MINIMAL still in force: the layout is
 				// tracked from the checkpoint on.
-				r = startRouter(t, e.args(name)...)
+				r = harness.StartRouter(t, e.Args(name)...)
 			}
-			require.NoError(t, insertEvent(fresh, after[1]))
-			got = append(got, c.read(len(after), 60*time.Second)...)
-			got = append(got, c.quiet(time.Second)...)
-			requireExactly(t, e, append([]event{before}, after...), got)
-			e.waitCheckpoint(name, e.gtidPos())
-			assert.NotEmpty(t, e.mustCheckpoint(name).Layouts["shop.outbox"], "the checkpoint carries the tracked layout")
-			require.Equal(t, 0, r.stop(30*time.Second))
+			require.NoError(t, harness.InsertEvent(fresh, after[1]))
+			got = append(got, c.Read(len(after), 60*time.Second)...)
+			got = append(got, c.Quiet(time.Second)...)
+			requireExactly(t, e, append([]harness.Event{before}, after...), got)
+			e.WaitCheckpoint(name, e.GTIDPos())
+			assert.NotEmpty(t, e.MustCheckpoint(name).Layouts["shop.outbox"], "the checkpoint carries the tracked layout")
+			require.Equal(t, 0, r.Stop(30*time.Second))
 			t.Logf("%s: exit %d at the first row without column names (0: no stop); consumer read %d records, each once; stop: %s",
 				tc.name, code, len(got), line)
 		})

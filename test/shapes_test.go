@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestTransactionShapes writes each transaction shape of
@@ -16,13 +18,13 @@ import (
 // event_id what a read_committed consumer reads: exactly the outbox rows
 // the database committed, each once.
 func TestTransactionShapes(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	e.exec("CREATE TABLE audit (id BIGINT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(64)) ENGINE=MyISAM")
-	r := startRouter(t, e.args("shapes", "--start", "latest")...)
-	require.NoError(t, r.waitLog(ctxTimeout(t, 30*time.Second), "no checkpoint stored"))
-	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	e.Exec("CREATE TABLE audit (id BIGINT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(64)) ENGINE=MyISAM")
+	r := harness.StartRouter(t, e.Args("shapes", "--start", "latest")...)
+	require.NoError(t, r.WaitLog(ctxTimeout(t, 30*time.Second), "no checkpoint stored"))
+	c := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex())
 	ctx := t.Context()
-	conn, err := e.db.Conn(ctx)
+	conn, err := e.DB.Conn(ctx)
 	require.NoError(t, err)
 	defer conn.Close()
 	run := func(q string, args ...any) {
@@ -32,8 +34,8 @@ func TestTransactionShapes(t *testing.T) {
 	}
 	insert := func(typ string) string {
 		t.Helper()
-		ev := newEvent("agg-shapes", typ, `{"shape":"`+typ+`"}`)
-		require.NoError(t, insertEvent(conn, ev), typ)
+		ev := harness.NewEvent("agg-shapes", typ, `{"shape":"`+typ+`"}`)
+		require.NoError(t, harness.InsertEvent(conn, ev), typ)
 		return ev.ID
 	}
 
@@ -104,9 +106,9 @@ func TestTransactionShapes(t *testing.T) {
 	keep("after statement-format events", insert("AfterStatement"))
 
 	var audit int
-	require.NoError(t, e.db.QueryRow("SELECT COUNT(*) FROM audit").Scan(&audit))
+	require.NoError(t, e.DB.QueryRow("SELECT COUNT(*) FROM audit").Scan(&audit))
 	assert.Equal(t, 2, audit, "the MyISAM rows survive the rollback")
-	committed := committedIDs(t, e.db)
+	committed := committedIDs(t, e.DB)
 	for id, shape := range want {
 		assert.True(t, committed[id], "%s row %s is in the table", shape, id)
 	}
@@ -114,14 +116,14 @@ func TestTransactionShapes(t *testing.T) {
 		assert.False(t, committed[id], "%s row %s was rolled back", shape, id)
 	}
 
-	recs := c.read(len(want), time.Minute)
-	recs = append(recs, c.quiet(time.Second)...)
+	recs := c.Read(len(want), time.Minute)
+	recs = append(recs, c.Quiet(time.Second)...)
 	seen := map[string]int{}
 	gtids := map[string]string{}
 	for _, rec := range recs {
-		id, _ := header(rec, "id")
+		id, _ := harness.Header(rec, "id")
 		seen[id]++
-		gtids[id], _ = header(rec, "binlog_gtid")
+		gtids[id], _ = harness.Header(rec, "binlog_gtid")
 	}
 	for id, shape := range want {
 		assert.Equal(t, 1, seen[id], "%s row %s read once", shape, id)
@@ -133,8 +135,8 @@ func TestTransactionShapes(t *testing.T) {
 	assert.NotEqual(t, gtids[beforeDDL], gtids[afterDDL], "the DDL's implicit commit ends a transaction: the rows around it are in two")
 	t.Logf("consumer read %d records (%d rows committed in the shapes, %d rolled back, 0 of them read); GTIDs around the DDL: %s, %s",
 		len(recs), len(want), len(gone), gtids[beforeDDL], gtids[afterDDL])
-	require.Equal(t, 0, r.stop(20*time.Second))
-	e.waitCheckpoint("shapes", e.gtidPos())
+	require.Equal(t, 0, r.Stop(20*time.Second))
+	e.WaitCheckpoint("shapes", e.GTIDPos())
 }
 
 // committedIDs returns the event ids in the outbox table.

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestStallPastTransactionTimeout stops the router (SIGSTOP) while a Kafka
@@ -22,30 +24,30 @@ import (
 // second of their timeout
 // (transaction.abort.timed.out.transaction.cleanup.interval.ms=1000).
 func TestStallPastTransactionTimeout(t *testing.T) {
-	rng := faultRand(t)
-	var e *env
-	if onApache() {
-		e = newEnv(t, envOpts{})
+	rng := harness.FaultRand(t)
+	var e *harness.Env
+	if harness.OnApache() {
+		e = harness.NewEnv(t, harness.EnvOpts{})
 	} else {
 		e = kfakeEnv(t)
 	}
-	t.Logf("broker %s", e.brokerName())
+	t.Logf("broker %s", e.BrokerName())
 	const name = "stall"
-	probe, err := newTxnProbe(e.kafka.Brokers, routerTxnIDs(name)...)
+	probe, err := harness.NewTxnProbe(e.Kafka.Brokers, harness.RouterTxnIDs(name)...)
 	require.NoError(t, err)
-	defer probe.close()
+	defer probe.Close()
 	describe := func() kadm.DescribedTransaction {
 		t.Helper()
-		d, err := probe.describe()
+		d, err := probe.Describe()
 		require.NoError(t, err)
-		require.NotEmpty(t, d.State, "no state for %s", strings.Join(probe.ids, ", "))
+		require.NotEmpty(t, d.State, "no state for %s", strings.Join(probe.IDs, ", "))
 		return d
 	}
 	// Kafka transactions of about 1 s: open nearly all the time.
-	r := startRouter(t, e.args(name, "--transaction-timeout", "2s", "--commit-interval", "1s")...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	l := startLoad(t, newWriter(e.db, rng, "agg", 20, 0), 500)
-	col.waitProgress(t, r, 200, time.Minute, "routing before the stall")
+	r := harness.StartRouter(t, e.Args(name, "--transaction-timeout", "2s", "--commit-interval", "1s")...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	l := harness.StartLoad(t, harness.NewWriter(e.DB, rng, "agg", 20, 0), 500)
+	col.WaitProgress(t, r, 200, time.Minute, "routing before the stall")
 
 	// A stop finds a transaction open, or one that lives past its timeout,
 	// only by chance: at a trickle of 500 rows/s the router commits as
@@ -55,8 +57,8 @@ func TestStallPastTransactionTimeout(t *testing.T) {
 		if tries++; tries > 12 {
 			t.Fatalf("%d stalls, %d of them past the transaction timeout: the router never named the transaction timeout", tries-1, stalls)
 		}
-		eventually(t, 30*time.Second, "a Kafka transaction open", func() bool { return describe().State == "Ongoing" })
-		require.NoError(t, r.cmd.Process.Signal(syscall.SIGSTOP))
+		harness.Eventually(t, 30*time.Second, "a Kafka transaction open", func() bool { return describe().State == "Ongoing" })
+		require.NoError(t, r.Cmd.Process.Signal(syscall.SIGSTOP))
 		stopped := describe()
 		open := stopped.State == "Ongoing"
 		var lived time.Duration
@@ -64,13 +66,13 @@ func TestStallPastTransactionTimeout(t *testing.T) {
 			// The stall itself: until the broker ends the transaction
 			// open at the stop, by aborting it at its timeout, or by an
 			// EndTxn already on its way when the process stopped.
-			eventually(t, 30*time.Second, "the broker ending the stalled transaction", func() bool {
+			harness.Eventually(t, 30*time.Second, "the broker ending the stalled transaction", func() bool {
 				d := describe()
 				return d.State != "Ongoing" || d.StartTimestamp != stopped.StartTimestamp
 			})
 			lived = time.Since(time.UnixMilli(stopped.StartTimestamp))
 		}
-		require.NoError(t, r.cmd.Process.Signal(syscall.SIGCONT))
+		require.NoError(t, r.Cmd.Process.Signal(syscall.SIGCONT))
 		if !open {
 			t.Logf("stall %d: no transaction open at the stop", tries)
 			continue
@@ -81,21 +83,21 @@ func TestStallPastTransactionTimeout(t *testing.T) {
 		}
 		// It lived past its timeout: the broker aborted it, unless a
 		// commit on its way ended it just then; the router says which.
-		if poll(20*time.Second, func() bool { return r.logCount("--transaction-timeout 2s") > stalls || !r.running() }) != nil {
-			r.mustRun(fmt.Sprintf("after stall %d", tries))
+		if harness.Poll(20*time.Second, func() bool { return r.LogCount("--transaction-timeout 2s") > stalls || !r.Running() }) != nil {
+			r.MustRun(fmt.Sprintf("after stall %d", tries))
 			t.Logf("stall %d: no transaction timed out (it was committed as the process stopped)", tries)
 			continue
 		}
 		t.Logf("stall %d: the broker ended the transaction %s after it began (timeout %d ms)", tries, lived.Round(time.Millisecond), stopped.TimeoutMillis)
 		stalls++
-		r.mustRun(fmt.Sprintf("after stall %d", stalls))
-		col.waitProgress(t, r, 200, time.Minute, fmt.Sprintf("routing after stall %d", stalls))
+		r.MustRun(fmt.Sprintf("after stall %d", stalls))
+		col.WaitProgress(t, r, 200, time.Minute, fmt.Sprintf("routing after stall %d", stalls))
 	}
-	v := finishRun(t, e.db, l, col, r, 3*time.Minute)
+	v := harness.FinishRun(t, e.DB, l, col, r, 3*time.Minute)
 	t.Logf("stalls past the transaction timeout %d (in %d tries), new sessions %d, router processes 1, %s",
-		stalls, tries, r.logCount("kafka error; resuming from the committed checkpoint"), v)
-	t.Logf("the router's account of a stall: %s", r.logLine("--transaction-timeout 2s"))
-	if n := r.logCount("took over"); n > 0 {
+		stalls, tries, r.LogCount("kafka error; resuming from the committed checkpoint"), v)
+	t.Logf("the router's account of a stall: %s", r.LogLine("--transaction-timeout 2s"))
+	if n := r.LogCount("took over"); n > 0 {
 		t.Errorf("a transaction timeout was reported as fencing by another instance %d times", n)
 	}
 }
@@ -105,28 +107,28 @@ func TestStallPastTransactionTimeout(t *testing.T) {
 // which stops with exit code 1 and says that another instance took over
 // and to use --ha; the second delivers everything exactly once.
 func TestSecondRouterFences(t *testing.T) {
-	rng := faultRand(t)
+	rng := harness.FaultRand(t)
 	e := kfakeEnv(t)
 	const name = "twice"
-	first := startRouter(t, e.args(name)...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	l := startLoad(t, newWriter(e.db, rng, "agg", 20, 0), 300)
-	col.waitProgress(t, first, 100, time.Minute, "the first router routing")
+	first := harness.StartRouter(t, e.Args(name)...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	l := harness.StartLoad(t, harness.NewWriter(e.DB, rng, "agg", 20, 0), 300)
+	col.WaitProgress(t, first, 100, time.Minute, "the first router routing")
 
-	args := argsWith(e.args(name), "--server-id", fmt.Sprint(3000+time.Now().UnixNano()%1000))
-	second := startRouter(t, args...)
-	code := first.wait(time.Minute)
-	log := first.out.String()
+	args := harness.ArgsWith(e.Args(name), "--server-id", fmt.Sprint(3000+time.Now().UnixNano()%1000))
+	second := harness.StartRouter(t, args...)
+	code := first.Wait(time.Minute)
+	log := first.Out.String()
 	t.Logf("first router: exit code %d", code)
 	if code != 1 {
 		t.Errorf("fenced router: exit code %d, want 1", code)
 	}
 	for _, s := range []string{"another instance with the same --name took over", "--ha"} {
 		if !strings.Contains(log, s) {
-			t.Errorf("fenced router's log does not say %q:\n%s", s, tail(log, 10))
+			t.Errorf("fenced router's log does not say %q:\n%s", s, harness.Tail(log, 10))
 		}
 	}
-	v := finishRun(t, e.db, l, col, second, 3*time.Minute)
+	v := harness.FinishRun(t, e.DB, l, col, second, 3*time.Minute)
 	t.Logf("%s", v)
 }
 
@@ -135,17 +137,17 @@ func TestSecondRouterFences(t *testing.T) {
 // Kafka and a 2 s --shutdown-timeout: the router aborts and exits 4.
 // Restarted with Kafka fast again, it delivers every row exactly once.
 func TestShutdownTimeoutExitCode(t *testing.T) {
-	rng := faultRand(t)
+	rng := harness.FaultRand(t)
 	e := kfakeEnv(t)
 	const name = "drain"
-	r := startRouter(t, e.args(name, "--shutdown-timeout", "2s")...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	w := newWriter(e.db, rng, "agg", 20, 0)
-	l := startLoad(t, w, 200)
-	col.waitProgress(t, r, 50, time.Minute, "routing before Kafka slows down")
+	r := harness.StartRouter(t, e.Args(name, "--shutdown-timeout", "2s")...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	w := harness.NewWriter(e.DB, rng, "agg", 20, 0)
+	l := harness.StartLoad(t, w, 200)
+	col.WaitProgress(t, r, 50, time.Minute, "routing before Kafka slows down")
 
 	var slow, slept = make(chan struct{}), make(chan struct{}, 1)
-	c := e.kafka.Cluster
+	c := e.Kafka.Cluster
 	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
 		select {
 		case <-slow:
@@ -170,7 +172,7 @@ func TestShutdownTimeoutExitCode(t *testing.T) {
 		t.Fatal("no produce request reached the broker")
 	}
 	began := time.Now()
-	code := r.stop(time.Minute)
+	code := r.Stop(time.Minute)
 	took := time.Since(began)
 	close(slow)
 	t.Logf("SIGTERM with a produce request held at the broker: exit code %d after %s", code, took.Round(time.Millisecond))
@@ -180,10 +182,10 @@ func TestShutdownTimeoutExitCode(t *testing.T) {
 	if took > 6*time.Second {
 		t.Errorf("the stop took %s with --shutdown-timeout 2s", took)
 	}
-	if !strings.Contains(r.out.String(), "--shutdown-timeout") {
-		t.Errorf("the log does not name --shutdown-timeout:\n%s", tail(r.out.String(), 10))
+	if !strings.Contains(r.Out.String(), "--shutdown-timeout") {
+		t.Errorf("the log does not name --shutdown-timeout:\n%s", harness.Tail(r.Out.String(), 10))
 	}
-	r.restart()
-	v := finishRun(t, e.db, l, col, r, 3*time.Minute)
+	r.Restart()
+	v := harness.FinishRun(t, e.DB, l, col, r, 3*time.Minute)
 	t.Logf("after the restart: %s", v)
 }

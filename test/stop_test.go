@@ -15,6 +15,7 @@ import (
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/gtid"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // The stop suite: a SIGTERM is exact (the stored checkpoint covers
@@ -43,12 +44,12 @@ func TestStopInsideBigTransaction(t *testing.T) {
 }
 
 func stopInsideBigTransaction(t *testing.T, timeout time.Duration) {
-	rng := faultRand(t)
+	rng := harness.FaultRand(t)
 	const name = "stop"
 	n := 20_000
-	var e *env
-	if onApache() {
-		e = newEnv(t, envOpts{}) // the shared node: nothing happens to it
+	var e *harness.Env
+	if harness.OnApache() {
+		e = harness.NewEnv(t, harness.EnvOpts{}) // the shared node: nothing happens to it
 		if timeout > 2*time.Second {
 			n = 100_000
 		}
@@ -60,33 +61,33 @@ func stopInsideBigTransaction(t *testing.T, timeout time.Duration) {
 		// the transaction still open half the timeout later.
 		slowProduce(t, e, timeout/200)
 	}
-	r := startRouterEnv(t, noExitSleep, e.args(name, "--commit-records", "100", "--shutdown-timeout", timeout.String())...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	w := newWriter(e.db, rng, "agg", 10, 0)
+	r := harness.StartRouterEnv(t, noExitSleep, e.Args(name, "--commit-records", "100", "--shutdown-timeout", timeout.String())...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	w := harness.NewWriter(e.DB, rng, "agg", 10, 0)
 	ctx := context.Background()
 	for range 5 {
-		require.NoError(t, w.tx(ctx, 3))
+		require.NoError(t, w.Tx(ctx, 3))
 	}
-	col.waitProgress(t, r, 15, time.Minute, "small transactions before")
+	col.WaitProgress(t, r, 15, time.Minute, "small transactions before")
 
-	bigGTID := e.backfill(t, n)
+	bigGTID := backfill(e, t, n)
 	// The middle of the big transaction, by what a consumer reads.
 	at := n/40 + rng.IntN(n/20)
-	eventually(t, 2*time.Minute, fmt.Sprintf("%d rows of the big transaction read", at), func() bool {
-		return col.distinct() >= 15+at || !r.running()
+	harness.Eventually(t, 2*time.Minute, fmt.Sprintf("%d rows of the big transaction read", at), func() bool {
+		return col.Distinct() >= 15+at || !r.Running()
 	})
-	r.mustRun("inside the big transaction")
+	r.MustRun("inside the big transaction")
 	s := sigterm(t, r, col, time.Minute)
 	t.Logf("SIGTERM after %d events read: exit code %d after %s, %q logged after %s, the last commit began after %s, routing ended after %s",
 		s.readBefore, s.code, s.took.Round(time.Millisecond), stoppingLine, s.noticed.Round(time.Millisecond), s.committed.Round(time.Millisecond), s.ended.Round(time.Millisecond))
 	assert.Equal(t, 0, s.code, "exit code of a stop inside the big transaction")
-	assert.Equal(t, 1, r.logCount(stoppingLine), "the stop is logged once")
-	assert.NotContains(t, r.out.String(), "--kafka-timeout", "Kafka was fine")
-	cp := e.mustCheckpoint(name)
+	assert.Equal(t, 1, r.LogCount(stoppingLine), "the stop is logged once")
+	assert.NotContains(t, r.Out.String(), "--kafka-timeout", "Kafka was fine")
+	cp := e.MustCheckpoint(name)
 	if cp.TxnGTID != bigGTID || cp.TxnRows <= 0 || cp.TxnRows >= n {
 		t.Fatalf("checkpoint %s + %q rows %d after the stop: not inside the big transaction %s (the test proved nothing)", cp.GTIDSet, cp.TxnGTID, cp.TxnRows, bigGTID)
 	}
-	assert.Equal(t, 1, r.logCount(stopInside), "the commit inside the transaction is logged")
+	assert.Equal(t, 1, r.LogCount(stopInside), "the commit inside the transaction is logged")
 	// Inside a transaction the stop commits half the timeout after the
 	// signal, then exits: one commit, and the process's exit, later. A
 	// commit takes tens of milliseconds here (the slowed kfake, Apache
@@ -95,7 +96,7 @@ func stopInsideBigTransaction(t *testing.T, timeout time.Duration) {
 	assert.GreaterOrEqual(t, s.took, timeout/2, "the stop did not wait half the shutdown timeout for the transaction to end")
 	assert.Less(t, s.took, timeout/2+700*time.Millisecond, "the stop took more than half the shutdown timeout and one commit")
 	assert.Less(t, s.noticed, 500*time.Millisecond, "the stop was not logged at once")
-	atStop := col.settle(t, time.Second)
+	atStop := col.Settle(t, time.Second)
 	t.Logf("checkpoint after the stop: %s + %s rows %d; %d records read", cp.GTIDSet, cp.TxnGTID, cp.TxnRows, len(atStop))
 
 	restartAndCheck(t, e, r, w, col, cp, atStop, n+30, 30*time.Second, time.Second)
@@ -117,15 +118,15 @@ type stopped struct {
 }
 
 // sigterm sends SIGTERM to the running router r and waits for its exit.
-func sigterm(t *testing.T, r *router, col *collector, timeout time.Duration) stopped {
+func sigterm(t *testing.T, r *harness.Router, col *harness.Collector, timeout time.Duration) stopped {
 	t.Helper()
-	mark := r.out.Len()
-	before := col.distinct()
+	mark := r.Out.Len()
+	before := col.Distinct()
 	began := time.Now()
-	require.NoError(t, r.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, r.Cmd.Process.Signal(syscall.SIGTERM))
 	s := stopped{noticed: -1, readBefore: before}
-	for deadline := began.Add(timeout); r.running() && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		out := r.out.String()[mark:]
+	for deadline := began.Add(timeout); r.Running() && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		out := r.Out.String()[mark:]
 		if s.noticed < 0 && strings.Contains(out, stoppingLine) {
 			s.noticed = time.Since(began)
 		}
@@ -136,16 +137,16 @@ func sigterm(t *testing.T, r *router, col *collector, timeout time.Duration) sto
 			s.ended = time.Since(began)
 		}
 	}
-	s.code = r.wait(time.Until(began.Add(timeout)))
+	s.code = r.Wait(time.Until(began.Add(timeout)))
 	s.took = time.Since(began)
-	if s.noticed < 0 && strings.Contains(r.out.String()[mark:], stoppingLine) {
+	if s.noticed < 0 && strings.Contains(r.Out.String()[mark:], stoppingLine) {
 		s.noticed = s.took
 	}
 	if s.noticed < 0 {
 		t.Errorf("the router never logged %q after SIGTERM", stoppingLine)
 	}
 	if s.code != 0 {
-		t.Logf("router stopped by SIGTERM: %s; log:\n%s", r.describeExit(), tail(r.out.String()[mark:], 20))
+		t.Logf("router stopped by SIGTERM: %s; log:\n%s", r.DescribeExit(), harness.Tail(r.Out.String()[mark:], 20))
 	}
 	return s
 }
@@ -156,7 +157,7 @@ func sigterm(t *testing.T, r *router, col *collector, timeout time.Duration) sto
 // is one of the first TxnRows rows of TxnGTID), and every event the
 // checkpoint covers was read. The rows of each transaction are counted
 // from all, every event read once after the restart.
-func checkStopExact(t *testing.T, cp *checkpoint.Checkpoint, atStop, all []delivered) {
+func checkStopExact(t *testing.T, cp *checkpoint.Checkpoint, atStop, all []harness.Delivered) {
 	t.Helper()
 	set, err := gtid.Parse(gtid.MariaDB, cp.GTIDSet)
 	require.NoError(t, err)
@@ -183,7 +184,7 @@ func checkStopExact(t *testing.T, cp *checkpoint.Checkpoint, atStop, all []deliv
 	seen = map[string]bool{}
 	for _, d := range atStop {
 		if seen[d.ID] {
-			continue // checkDelivery reports duplicates
+			continue // CheckDelivery reports duplicates
 		}
 		seen[d.ID] = true
 		read++
@@ -215,33 +216,33 @@ func checkStopExact(t *testing.T, cp *checkpoint.Checkpoint, atStop, all []deliv
 // the checkpoint stored then covers exactly the records a read_committed
 // consumer reads, and a restarted router delivers every row exactly once.
 func TestStopApacheBrokerRestartDuringDrain(t *testing.T) {
-	rng := faultRand(t)
-	k, proxies := privateApacheProxied(t, devenv.ApacheKafkaConfig{})
-	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
-	e.useProxies(proxies)
+	rng := harness.FaultRand(t)
+	k, proxies := harness.PrivateApacheProxied(t, devenv.ApacheKafkaConfig{})
+	e := harness.NewEnv(t, harness.EnvOpts{Kafka: func(testing.TB) *devenv.Kafka { return k }})
+	e.UseProxies(proxies)
 	const n, name = 20_000, "drain"
 	const timeout = 10 * time.Second
-	r := startRouterEnv(t, noExitSleep, e.args(name, "--commit-records", "100", "--shutdown-timeout", timeout.String())...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	w := newWriter(e.db, rng, "agg", 10, 0)
+	r := harness.StartRouterEnv(t, noExitSleep, e.Args(name, "--commit-records", "100", "--shutdown-timeout", timeout.String())...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	w := harness.NewWriter(e.DB, rng, "agg", 10, 0)
 	ctx := context.Background()
 	for range 5 {
-		require.NoError(t, w.tx(ctx, 3))
+		require.NoError(t, w.Tx(ctx, 3))
 	}
-	col.waitProgress(t, r, 15, 2*time.Minute, "small transactions before")
-	bigGTID := e.backfill(t, n)
+	col.WaitProgress(t, r, 15, 2*time.Minute, "small transactions before")
+	bigGTID := backfill(e, t, n)
 	at := n/40 + rng.IntN(n/20)
-	eventually(t, 2*time.Minute, fmt.Sprintf("%d rows of the big transaction read", at), func() bool {
-		return col.distinct() >= 15+at || !r.running()
+	harness.Eventually(t, 2*time.Minute, fmt.Sprintf("%d rows of the big transaction read", at), func() bool {
+		return col.Distinct() >= 15+at || !r.Running()
 	})
-	r.mustRun("inside the big transaction")
+	r.MustRun("inside the big transaction")
 
 	// The outage, from pause after the signal for down.
 	// The outage begins pause after the signal: at once, or (atCommit) at
 	// the router's next EndTxn then, which the node receives and whose
 	// answer the router never gets (the commit's outcome is unknown to it).
-	pause := randDur(rng, 0, timeout/2)
-	down := randDur(rng, time.Second, 3*time.Second)
+	pause := harness.RandDur(rng, 0, timeout/2)
+	down := harness.RandDur(rng, time.Second, 3*time.Second)
 	atCommit := rng.IntN(2) == 0
 	var outage struct{ stopping, stopped, back time.Duration }
 	restarted := make(chan struct{})
@@ -250,11 +251,11 @@ func TestStopApacheBrokerRestartDuringDrain(t *testing.T) {
 		defer close(restarted)
 		time.Sleep(pause)
 		if atCommit {
-			if !e.proxy.wait(e.proxy.at(kmsg.EndTxn, func() proxyAction { return forwardDrop }), time.Minute) {
+			if !e.Proxy.Wait(e.Proxy.At(kmsg.EndTxn, func() harness.ProxyAction { return harness.ForwardDrop }), time.Minute) {
 				return // the router sent no EndTxn after pause: no outage
 			}
 		} else {
-			waitTxnSettled(t, e.kafka.Brokers, routerTxnIDs(name)...)
+			waitTxnSettled(t, e.Kafka.Brokers, harness.RouterTxnIDs(name)...)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
@@ -279,12 +280,12 @@ func TestStopApacheBrokerRestartDuringDrain(t *testing.T) {
 	}
 	// Read once the node serves read_committed reads again.
 	var cp *checkpoint.Checkpoint
-	eventually(t, 2*time.Minute, "loading the checkpoint after the stop", func() bool {
+	harness.Eventually(t, 2*time.Minute, "loading the checkpoint after the stop", func() bool {
 		var err error
-		cp, err = e.checkpoint(name)
+		cp, err = e.Checkpoint(name)
 		return err == nil
 	})
-	atStop := col.settle(t, 3*time.Second)
+	atStop := col.Settle(t, 3*time.Second)
 	inside := cp.TxnGTID == bigGTID
 	t.Logf("checkpoint after the stop: %s + %q rows %d (inside the big transaction: %v); %d records read",
 		cp.GTIDSet, cp.TxnGTID, cp.TxnRows, inside, len(atStop))
@@ -296,19 +297,19 @@ func TestStopApacheBrokerRestartDuringDrain(t *testing.T) {
 // transactions, and checks that every one of the events rows was read
 // once and that the checkpoint stored at the stop covered exactly the
 // records read then (atStop).
-func restartAndCheck(t *testing.T, e *env, r *router, w *writer, col *collector, cp *checkpoint.Checkpoint, atStop []delivered, events int, stop, quiet time.Duration) {
+func restartAndCheck(t *testing.T, e *harness.Env, r *harness.Router, w *harness.Writer, col *harness.Collector, cp *checkpoint.Checkpoint, atStop []harness.Delivered, events int, stop, quiet time.Duration) {
 	t.Helper()
-	r.restart()
+	r.Restart()
 	for range 5 {
-		require.NoError(t, w.tx(context.Background(), 3))
+		require.NoError(t, w.Tx(context.Background(), 3))
 	}
-	want := committedRows(t, e.db)
-	col.waitAll(t, want, 5*time.Minute)
-	r.mustRun("end")
-	require.Equal(t, 0, r.stop(stop))
-	all := col.settle(t, quiet)
-	v := checkDelivery(t, want, all, nil)
+	want := harness.CommittedRows(t, e.DB)
+	col.WaitAll(t, want, 5*time.Minute)
+	r.MustRun("end")
+	require.Equal(t, 0, r.Stop(stop))
+	all := col.Settle(t, quiet)
+	v := harness.CheckDelivery(t, want, all, nil)
 	assert.Equal(t, events, v.Events)
 	checkStopExact(t, cp, atStop, all)
-	t.Logf("broker %s; after the restart: %s", e.brokerName(), v)
+	t.Logf("broker %s; after the restart: %s", e.BrokerName(), v)
 }

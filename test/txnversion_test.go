@@ -11,6 +11,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestTransactionVersion0 runs the end-to-end contract and the
@@ -23,12 +24,12 @@ import (
 // bump per transaction); the test checks both levels as the brokers
 // report them.
 func TestTransactionVersion0(t *testing.T) {
-	k, proxies := privateApacheProxied(t, devenv.ApacheKafkaConfig{FormatArgs: []string{"--feature", "transaction.version=0"}})
+	k, proxies := harness.PrivateApacheProxied(t, devenv.ApacheKafkaConfig{FormatArgs: []string{"--feature", "transaction.version=0"}})
 	require.Equal(t, int16(0), finalizedFeature(t, k.Brokers, "transaction.version"), "the private node")
-	require.Equal(t, int16(2), finalizedFeature(t, sharedApache.Brokers(), "transaction.version"), "the shared node")
-	newEnvOn := func(t *testing.T) *env {
-		e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
-		e.useProxies(proxies)
+	require.Equal(t, int16(2), finalizedFeature(t, harness.SharedApache.Brokers(), "transaction.version"), "the shared node")
+	newEnvOn := func(t *testing.T) *harness.Env {
+		e := harness.NewEnv(t, harness.EnvOpts{Kafka: func(testing.TB) *devenv.Kafka { return k }})
+		e.UseProxies(proxies)
 		return e
 	}
 	t.Run("end to end", func(t *testing.T) { e2eTest(t, newEnvOn(t)) })
@@ -37,32 +38,32 @@ func TestTransactionVersion0(t *testing.T) {
 	// the router's transactional id across commits.
 	t.Run("epochs", func(t *testing.T) {
 		assert.Zero(t, commitsEpochBump(t, newEnvOn(t), 5), "transaction.version=0: one epoch for every transaction")
-		assert.GreaterOrEqual(t, commitsEpochBump(t, newEnv(t, envOpts{}), 5), 5, "transaction.version=2: a new epoch per transaction")
+		assert.GreaterOrEqual(t, commitsEpochBump(t, harness.NewEnv(t, harness.EnvOpts{}), 5), 5, "transaction.version=2: a new epoch per transaction")
 	})
 }
 
 // commitsEpochBump runs a router on e for n commits, one transaction each,
 // and returns how far its producer epoch moved over them.
-func commitsEpochBump(t *testing.T, e *env, n int) int {
+func commitsEpochBump(t *testing.T, e *harness.Env, n int) int {
 	const name = "epochs"
 	// One transactional id: every commit moves its epoch.
-	r := startRouter(t, e.args(name, "--kafka-transactions=1")...)
-	c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
-	e.writeEvents("Epoch", 1)
-	c.read(1, 60*time.Second)
-	e.waitCheckpoint(name, e.gtidPos())
-	before, err := describeTxn(e.kafka.Brokers, kafka.TransactionalID(name))
+	r := harness.StartRouter(t, e.Args(name, "--kafka-transactions=1")...)
+	c := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex())
+	writeEvents(e, "Epoch", 1)
+	c.Read(1, 60*time.Second)
+	e.WaitCheckpoint(name, e.GTIDPos())
+	before, err := harness.DescribeTxn(e.Kafka.Brokers, kafka.TransactionalID(name))
 	require.NoError(t, err)
 	for range n {
-		e.writeEvents("Epoch", 1)
-		c.read(1, 60*time.Second)
-		e.waitCheckpoint(name, e.gtidPos())
+		writeEvents(e, "Epoch", 1)
+		c.Read(1, 60*time.Second)
+		e.WaitCheckpoint(name, e.GTIDPos())
 	}
-	after, err := describeTxn(e.kafka.Brokers, kafka.TransactionalID(name))
+	after, err := harness.DescribeTxn(e.Kafka.Brokers, kafka.TransactionalID(name))
 	require.NoError(t, err)
-	require.Equal(t, 0, r.stop(20*time.Second))
+	require.Equal(t, 0, r.Stop(20*time.Second))
 	require.Equal(t, before.ProducerID, after.ProducerID, "one producer id")
-	t.Logf("%s: producer %d, epoch %d before %d commits, %d after", e.brokerName(), after.ProducerID, before.ProducerEpoch, n, after.ProducerEpoch)
+	t.Logf("%s: producer %d, epoch %d before %d commits, %d after", e.BrokerName(), after.ProducerID, before.ProducerEpoch, n, after.ProducerEpoch)
 	return int(after.ProducerEpoch - before.ProducerEpoch)
 }
 
@@ -70,7 +71,7 @@ func commitsEpochBump(t *testing.T, e *env, n int) int {
 // brokers report it in ApiVersions; a feature at level 0 is not listed.
 func finalizedFeature(t testing.TB, brokers []string, name string) int16 {
 	t.Helper()
-	cl := kafkaClient(t, brokers)
+	cl := harness.KafkaClient(t, brokers)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)

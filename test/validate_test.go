@@ -18,6 +18,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/checkpoint"
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // validation is the outcome of one `binlog-router validate` run.
@@ -31,7 +32,7 @@ type validation struct {
 // variables env ("K=V") and returns its output and exit code.
 func runValidate(t testing.TB, env []string, args ...string) validation {
 	t.Helper()
-	cmd := exec.Command(routerBin, append([]string{"validate"}, args...)...)
+	cmd := exec.Command(harness.RouterBin, append([]string{"validate"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -99,13 +100,13 @@ func assertFailsHaveFixes(t testing.TB, v validation) {
 // the checkpoint a router wrote, and does not create the checkpoint topic
 // itself.
 func TestValidateDefaultEnv(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	v := runValidate(t, nil, e.args("val")...)
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	v := runValidate(t, nil, e.Args("val")...)
 	require.Equal(t, 0, v.code)
 	assertFailsHaveFixes(t, v)
 	got := v.statuses()
 	txn := "WARN" // one broker
-	if e.kafka.External() && sharedApache == nil {
+	if e.Kafka.External() && harness.SharedApache == nil {
 		txn = got["kafka transactions"] // KAFKA_BROKERS: OK with 3 or more brokers
 	}
 	assert.Equal(t, map[string]string{
@@ -136,18 +137,18 @@ func TestValidateDefaultEnv(t *testing.T) {
 	if txn == "WARN" {
 		assert.Contains(t, v.line("WARN", "kafka transactions"), "the cluster has 1 broker(s)")
 		assert.Contains(t, v.line("WARN", "replication checkpoint topic"), "replication factor 1")
-		assert.Contains(t, v.line("WARN", "replication outbox topics"), "no topic matches "+e.prefix+".{event_type} yet")
+		assert.Contains(t, v.line("WARN", "replication outbox topics"), "no topic matches "+e.Prefix+".{event_type} yet")
 	}
 	assert.Contains(t, v.line("OK", "checkpoint"), "none")
 	assert.Less(t, v.took, 30*time.Second)
 
-	adm := e.admin()
-	topics, err := adm.ListTopics(context.Background(), e.checkpointTopic())
+	adm := e.Admin()
+	topics, err := adm.ListTopics(context.Background(), e.CheckpointTopic())
 	require.NoError(t, err)
-	assert.False(t, topics.Has(e.checkpointTopic()), "validate does not create the checkpoint topic")
+	assert.False(t, topics.Has(e.CheckpointTopic()), "validate does not create the checkpoint topic")
 
 	t.Run("at-least-once has no transaction warning", func(t *testing.T) {
-		v := runValidate(t, nil, e.args("val", "--delivery", "at-least-once")...)
+		v := runValidate(t, nil, e.Args("val", "--delivery", "at-least-once")...)
 		require.Equal(t, 0, v.code)
 		for name, status := range v.statuses() {
 			if !strings.HasPrefix(name, "replication ") {
@@ -159,13 +160,13 @@ func TestValidateDefaultEnv(t *testing.T) {
 	})
 
 	t.Run("reads the router's checkpoint", func(t *testing.T) {
-		r := startRouter(t, e.args("val")...)
-		e.insertTx(newEvent("v-1", "Validated", `{}`))
-		pos := e.gtidPos()
-		e.waitCheckpoint("val", pos)
-		require.Equal(t, 0, r.stop(20*time.Second))
+		r := harness.StartRouter(t, e.Args("val")...)
+		e.InsertTx(harness.NewEvent("v-1", "Validated", `{}`))
+		pos := e.GTIDPos()
+		e.WaitCheckpoint("val", pos)
+		require.Equal(t, 0, r.Stop(20*time.Second))
 
-		v := runValidate(t, nil, e.args("val")...)
+		v := runValidate(t, nil, e.Args("val")...)
 		require.Equal(t, 0, v.code)
 		assert.Regexp(t, `^OK   checkpoint: \[`+regexp.QuoteMeta(pos)+`\] written \S+ \(\d+s ago\)`, v.line("OK", "checkpoint"))
 		assert.Contains(t, v.line("OK", "checkpoint topic"), "cleanup.policy=compact, 1 partition")
@@ -187,8 +188,8 @@ func TestValidateServerSettings(t *testing.T) {
 		{"--binlog-row-metadata=MINIMAL", "WARN", "binlog_row_metadata", "information_schema", "SET GLOBAL binlog_row_metadata = 'FULL'", 0},
 	} {
 		t.Run(tc.arg, func(t *testing.T) {
-			e := newEnv(t, envOpts{maria: devenv.MariaDBConfig{ExtraArgs: []string{tc.arg}}})
-			v := runValidate(t, nil, e.args("settings")...)
+			e := harness.NewEnv(t, harness.EnvOpts{Maria: devenv.MariaDBConfig{ExtraArgs: []string{tc.arg}}})
+			v := runValidate(t, nil, e.Args("settings")...)
 			assert.Equal(t, tc.code, v.code)
 			assertFailsHaveFixes(t, v)
 			line := v.line(tc.status, tc.check)
@@ -204,8 +205,8 @@ func TestValidateServerSettings(t *testing.T) {
 
 			// The printed fix works.
 			stmt, _, _ := strings.Cut(fixOf(t, line), " and put it")
-			e.exec(stmt)
-			v = runValidate(t, nil, e.args("settings")...)
+			e.Exec(stmt)
+			v = runValidate(t, nil, e.Args("settings")...)
 			assert.Equal(t, 0, v.code)
 			assert.NotEmpty(t, v.line("OK", tc.check), "OK after the fix")
 		})
@@ -215,13 +216,13 @@ func TestValidateServerSettings(t *testing.T) {
 // TestValidatePrivileges: a user without the replication privileges fails
 // with the GRANT that fixes it; after running that GRANT, it passes.
 func TestValidatePrivileges(t *testing.T) {
-	e := newEnv(t, envOpts{})
+	e := harness.NewEnv(t, harness.EnvOpts{})
 	// A password no other output can contain by chance (a random Kafka
 	// cluster id can hold any two letters).
 	const password = "Vq7-never-printed-3xK"
-	e.exec("CREATE USER 'app'@'%' IDENTIFIED BY '" + password + "'")
-	e.exec("GRANT SELECT ON shop.* TO 'app'@'%'")
-	args := argsWith(e.args("app"), "--mysql-user", "app")
+	e.Exec("CREATE USER 'app'@'%' IDENTIFIED BY '" + password + "'")
+	e.Exec("GRANT SELECT ON shop.* TO 'app'@'%'")
+	args := harness.ArgsWith(e.Args("app"), "--mysql-user", "app")
 	pw := []string{"BINLOG_ROUTER_MYSQL_PASSWORD=" + password}
 
 	v := runValidate(t, pw, args...)
@@ -237,21 +238,21 @@ func TestValidatePrivileges(t *testing.T) {
 	assert.NotEmpty(t, v.line("OK", "outbox table shop.outbox"), "SELECT on shop.* is enough for the table")
 	assert.NotContains(t, v.out, password, "the password is never printed")
 
-	e.exec(fix)
+	e.Exec(fix)
 	v = runValidate(t, pw, args...)
 	assert.Contains(t, v.line("OK", "privileges"), "app@% has REPLICATION SLAVE, BINLOG MONITOR, SELECT on shop.outbox")
 	assert.Equal(t, 0, v.code)
 
 	t.Run("no SELECT on the outbox table", func(t *testing.T) {
-		e.exec("CREATE USER 'repl'@'%' IDENTIFIED BY '" + password + "'")
-		e.exec("GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'repl'@'%'")
-		args := argsWith(e.args("repl"), "--mysql-user", "repl")
+		e.Exec("CREATE USER 'repl'@'%' IDENTIFIED BY '" + password + "'")
+		e.Exec("GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'repl'@'%'")
+		args := harness.ArgsWith(e.Args("repl"), "--mysql-user", "repl")
 		v := runValidate(t, pw, args...)
 		assert.Equal(t, 2, v.code, "an outbox table the user cannot see stops run with exit 2")
 		fix := "GRANT SELECT ON `shop`.`outbox` TO 'repl'@'%';"
 		assert.Equal(t, fix, fixOf(t, v.line("FAIL", "privileges")))
 		assert.Equal(t, fix, fixOf(t, v.line("FAIL", "outbox table shop.outbox")))
-		e.exec(fix)
+		e.Exec(fix)
 		v = runValidate(t, pw, args...)
 		assert.Equal(t, 0, v.code)
 	})
@@ -271,11 +272,11 @@ func TestValidatePrivileges(t *testing.T) {
 // router refuses with the flags given fail; a missing table fails with
 // where to get its DDL.
 func TestValidateOutboxTable(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	e.exec("CREATE TABLE thin_outbox (id BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(36), aggregate_type VARCHAR(64), payload LONGTEXT)")
-	e.exec("CREATE TABLE odd_outbox (event_id INT PRIMARY KEY, aggregate_type VARCHAR(64), aggregate_id VARCHAR(64), event_type VARCHAR(64), payload LONGTEXT, created_at VARCHAR(32))")
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	e.Exec("CREATE TABLE thin_outbox (id BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(36), aggregate_type VARCHAR(64), payload LONGTEXT)")
+	e.Exec("CREATE TABLE odd_outbox (event_id INT PRIMARY KEY, aggregate_type VARCHAR(64), aggregate_id VARCHAR(64), event_type VARCHAR(64), payload LONGTEXT, created_at VARCHAR(32))")
 	withTable := func(table string, extra ...string) []string {
-		return argsWith(e.args("tables", extra...), "--outbox-table", table)
+		return harness.ArgsWith(e.Args("tables", extra...), "--outbox-table", table)
 	}
 
 	v := runValidate(t, nil, withTable("shop.thin_outbox")...)
@@ -293,7 +294,7 @@ func TestValidateOutboxTable(t *testing.T) {
 		// aggregate_type cannot serve two fields: a configuration error.
 		assert.Equal(t, 2, v.code)
 		assert.Contains(t, v.line("FAIL", "configuration"), "--column-event-type")
-		e.exec("ALTER TABLE thin_outbox ADD COLUMN kind VARCHAR(64)")
+		e.Exec("ALTER TABLE thin_outbox ADD COLUMN kind VARCHAR(64)")
 		v = runValidate(t, nil, withTable("shop.thin_outbox", "--column-aggregate-id", "id", "--column-event-type", "kind")...)
 		assert.Equal(t, 0, v.code)
 		assert.Contains(t, v.line("OK", "outbox column types shop.thin_outbox"), "id bigint(20)")
@@ -325,8 +326,8 @@ func TestValidateOutboxTable(t *testing.T) {
 // TestValidateCheckpointTopic: a checkpoint topic that would delete the
 // checkpoint, or has more than one partition, fails with the fix.
 func TestValidateCheckpointTopic(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	adm := e.admin()
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	adm := e.Admin()
 	ctx := context.Background()
 	create := func(topic string, partitions int32, policy string) {
 		resp, err := adm.CreateTopic(ctx, partitions, 1, map[string]*string{"cleanup.policy": &policy}, topic)
@@ -334,18 +335,18 @@ func TestValidateCheckpointTopic(t *testing.T) {
 		require.NoError(t, resp.Err)
 	}
 
-	deleting := e.prefix + "_deleting"
+	deleting := e.Prefix + "_deleting"
 	create(deleting, 1, "delete")
-	v := runValidate(t, nil, argsWith(e.args("topic"), "--checkpoint-topic", deleting)...)
+	v := runValidate(t, nil, harness.ArgsWith(e.Args("topic"), "--checkpoint-topic", deleting)...)
 	assert.Equal(t, 1, v.code)
 	assertFailsHaveFixes(t, v)
 	line := v.line("FAIL", "checkpoint topic")
 	assert.Contains(t, line, "cleanup.policy=delete")
 	assert.Contains(t, fixOf(t, line), "--entity-name "+deleting+" --add-config cleanup.policy=compact")
 
-	partitioned := e.prefix + "_partitioned"
+	partitioned := e.Prefix + "_partitioned"
 	create(partitioned, 3, "compact")
-	v = runValidate(t, nil, argsWith(e.args("topic"), "--checkpoint-topic", partitioned)...)
+	v = runValidate(t, nil, harness.ArgsWith(e.Args("topic"), "--checkpoint-topic", partitioned)...)
 	assert.Equal(t, 1, v.code)
 	line = v.line("FAIL", "checkpoint topic")
 	assert.Contains(t, line, "3 partitions")
@@ -356,14 +357,14 @@ func TestValidateCheckpointTopic(t *testing.T) {
 // binlog retention, and a checkpoint whose binlog was purged fails naming
 // the purged GTIDs; so does --start earliest once the first binlog is gone.
 func TestValidateRetentionAndPurge(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	e.insertTx(newEvent("r-1", "Kept", `{}`))
-	topic := e.checkpointTopic()
-	cl := e.kafkaClient()
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	e.InsertTx(harness.NewEvent("r-1", "Kept", `{}`))
+	topic := e.CheckpointTopic()
+	cl := e.KafkaClient()
 	resp, err := kadm.NewClient(cl).CreateTopic(context.Background(), 1, 1, map[string]*string{"cleanup.policy": ptr("compact")}, topic)
 	require.NoError(t, err)
 	require.NoError(t, resp.Err)
-	pos := e.gtidPos()
+	pos := e.GTIDPos()
 	writeCheckpoint := func(name, set string, age time.Duration) {
 		t.Helper()
 		cp := checkpoint.Checkpoint{Name: name, GTIDSet: set, Flavor: "mariadb", ServerID: 1, Time: time.Now().Add(-age)}
@@ -372,41 +373,41 @@ func TestValidateRetentionAndPurge(t *testing.T) {
 		require.NoError(t, cl.ProduceSync(context.Background(), rec).FirstErr())
 	}
 
-	e.exec("SET GLOBAL binlog_expire_logs_seconds = 86400")
+	e.Exec("SET GLOBAL binlog_expire_logs_seconds = 86400")
 	writeCheckpoint("fresh", pos, time.Minute)
 	writeCheckpoint("aging", pos, 13*time.Hour)
 	writeCheckpoint("old", pos, 50*time.Hour)
 
-	v := runValidate(t, nil, e.args("fresh")...)
+	v := runValidate(t, nil, e.Args("fresh")...)
 	assert.Equal(t, 0, v.code)
 	line := v.line("WARN", "binlog retention")
 	assert.Regexp(t, `^WARN binlog retention: binlogs are kept 24.0h \(binlog_expire_logs_seconds=86400\); the checkpoint is 1m\d+s old, but a router stopped longer than 24.0h \(a weekend\) finds the binlogs after it purged`, line)
 	assert.Contains(t, fixOf(t, line), "binlog-router recover --since-checkpoint")
 
-	v = runValidate(t, nil, e.args("aging")...)
+	v = runValidate(t, nil, e.Args("aging")...)
 	assert.Equal(t, 0, v.code)
 	assertFailsHaveFixes(t, v)
 	line = v.line("WARN", "binlog retention")
 	assert.Contains(t, line, "more than half")
 	assert.Contains(t, fixOf(t, line), "start the router before")
 
-	v = runValidate(t, nil, e.args("old")...)
+	v = runValidate(t, nil, e.Args("old")...)
 	assert.Equal(t, 1, v.code)
 	line = v.line("FAIL", "binlog retention")
 	assert.Contains(t, line, "written 2.1d ago")
 	assert.Contains(t, fixOf(t, line), "binlog_expire_logs_seconds")
-	e.exec("SET GLOBAL binlog_expire_logs_seconds = 0")
+	e.Exec("SET GLOBAL binlog_expire_logs_seconds = 0")
 
 	// Purge the binlog holding the transactions after "fresh".
-	seq := gtidSeqs(t, pos)[0]
-	e.insertTx(newEvent("r-2", "Lost", `{}`))
-	e.insertTx(newEvent("r-3", "Lost", `{}`))
-	last := e.gtidPos()
-	e.exec("FLUSH BINARY LOGS")
-	newest := e.newestBinlog()
-	e.purgeBinlogsTo(newest)
+	seq := harness.GTIDSeqs(t, pos)[0]
+	e.InsertTx(harness.NewEvent("r-2", "Lost", `{}`))
+	e.InsertTx(harness.NewEvent("r-3", "Lost", `{}`))
+	last := e.GTIDPos()
+	e.Exec("FLUSH BINARY LOGS")
+	newest := e.NewestBinlog()
+	e.PurgeBinlogsTo(newest)
 
-	v = runValidate(t, nil, e.args("fresh")...)
+	v = runValidate(t, nil, e.Args("fresh")...)
 	assert.Equal(t, 3, v.code, "the checkpoint's binlog was purged: run would exit 3")
 	assertFailsHaveFixes(t, v)
 	line = v.line("FAIL", "binlog position")
@@ -416,35 +417,35 @@ func TestValidateRetentionAndPurge(t *testing.T) {
 	assert.Contains(t, fixOf(t, line), "republish them from the outbox table")
 	assert.Contains(t, fixOf(t, line), "binlog-router checkpoint set --name fresh --gtid "+last)
 	// The printed fix works.
-	out, err := exec.Command(routerBin, append([]string{"checkpoint", "set"}, e.args("fresh", "--gtid", last)...)...).CombinedOutput()
+	out, err := exec.Command(harness.RouterBin, append([]string{"checkpoint", "set"}, e.Args("fresh", "--gtid", last)...)...).CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	v = runValidate(t, nil, e.args("fresh")...)
+	v = runValidate(t, nil, e.Args("fresh")...)
 	assert.Equal(t, 0, v.code)
 	assert.Contains(t, v.line("OK", "binlog position"), "after the checkpoint ["+last+"]")
 
-	v = runValidate(t, nil, e.args("nocheckpoint")...)
+	v = runValidate(t, nil, e.Args("nocheckpoint")...)
 	assert.Equal(t, 0, v.code, "run --start earliest starts at the oldest binlog once the first is gone")
 	line = v.line("WARN", "binlog position")
 	assert.Contains(t, line, fmt.Sprintf("the oldest binlog %s starts after [%s]", newest, last))
 	assert.Contains(t, line, "outbox rows of the purged transactions are not published")
 	assert.Contains(t, fixOf(t, line), "republish them from the outbox table")
 
-	v = runValidate(t, nil, e.args("nocheckpoint", "--start", "gtid:"+pos)...)
+	v = runValidate(t, nil, e.Args("nocheckpoint", "--start", "gtid:"+pos)...)
 	assert.Equal(t, 2, v.code, "a --start whose binlog is gone is refused by run: configuration")
 	assert.Contains(t, fixOf(t, v.line("FAIL", "binlog position")), "--start gtid:"+last)
 
-	v = runValidate(t, nil, e.args("nocheckpoint", "--start", "gtid:"+last)...)
+	v = runValidate(t, nil, e.Args("nocheckpoint", "--start", "gtid:"+last)...)
 	assert.Equal(t, 0, v.code, "the printed --start works")
-	v = runValidate(t, nil, e.args("nocheckpoint", "--start", "latest")...)
+	v = runValidate(t, nil, e.Args("nocheckpoint", "--start", "latest")...)
 	assert.Equal(t, 0, v.code)
 }
 
 // TestValidateUnreachable: an unreachable server or cluster fails fast,
 // once each, instead of hanging or failing every dependent check.
 func TestValidateUnreachable(t *testing.T) {
-	e := newEnv(t, envOpts{})
+	e := harness.NewEnv(t, harness.EnvOpts{})
 	closed := closedAddr(t)
-	v := runValidate(t, nil, argsWith(argsWith(e.args("gone"), "--mysql-addr", closed), "--kafka-brokers", closed)...)
+	v := runValidate(t, nil, harness.ArgsWith(harness.ArgsWith(e.Args("gone"), "--mysql-addr", closed), "--kafka-brokers", closed)...)
 	assert.Equal(t, 1, v.code)
 	assertFailsHaveFixes(t, v)
 	assert.Equal(t, map[string]string{"server": "FAIL", "kafka": "FAIL"}, v.statuses())
@@ -471,9 +472,9 @@ func closedAddr(t testing.TB) string {
 // or that one broker holds alone warns, naming the topic and the command
 // that fixes it.
 func TestValidateThreeBrokers(t *testing.T) {
-	k := sharedCluster3(t)
-	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
-	args := e.args("val3", "--on-invalid", "dead-letter", "--dead-letter-topic", e.prefix+"_dead")
+	k := harness.SharedCluster3(t)
+	e := harness.NewEnv(t, harness.EnvOpts{Kafka: func(testing.TB) *devenv.Kafka { return k }})
+	args := e.Args("val3", "--on-invalid", "dead-letter", "--dead-letter-topic", e.Prefix+"_dead")
 
 	v := runValidate(t, nil, args...)
 	require.Equal(t, 0, v.code)
@@ -482,29 +483,29 @@ func TestValidateThreeBrokers(t *testing.T) {
 		"replication dead-letter topic", "replication transaction log"} {
 		assert.NotEmpty(t, v.line("OK", name), "%s OK on three brokers", name)
 	}
-	assert.Contains(t, v.line("OK", "replication outbox topics"), "no topic matches "+e.prefix+".{event_type} yet")
+	assert.Contains(t, v.line("OK", "replication outbox topics"), "no topic matches "+e.Prefix+".{event_type} yet")
 	assert.Contains(t, v.line("OK", "replication outbox topics"), "replication factor 3, min.insync.replicas 2: survives the loss of one broker")
 	assert.Contains(t, v.line("OK", "replication checkpoint topic"), "the router creates it with replication factor 3")
 	assert.Contains(t, v.line("OK", "replication transaction log"), "transaction.state.log.replication.factor 3, transaction.state.log.min.isr 2")
 
-	r := startRouter(t, args...)
-	e.writeEvents("Created", 2)
-	newConsumer(t, e.kafka.Brokers, e.topicRegex()).read(2, time.Minute)
-	e.waitCheckpoint("val3", e.gtidPos())
-	require.Equal(t, 0, r.stop(20*time.Second))
+	r := harness.StartRouter(t, args...)
+	writeEvents(e, "Created", 2)
+	harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex()).Read(2, time.Minute)
+	e.WaitCheckpoint("val3", e.GTIDPos())
+	require.Equal(t, 0, r.Stop(20*time.Second))
 	v = runValidate(t, nil, args...)
 	require.Equal(t, 0, v.code)
-	assert.Contains(t, v.line("OK", "replication outbox topics"), e.prefix+".Created: replication factor 3, min.insync.replicas 2")
-	assert.Contains(t, v.line("OK", "replication checkpoint topic"), e.prefix+"_checkpoints: replication factor 3, min.insync.replicas 2")
+	assert.Contains(t, v.line("OK", "replication outbox topics"), e.Prefix+".Created: replication factor 3, min.insync.replicas 2")
+	assert.Contains(t, v.line("OK", "replication checkpoint topic"), e.Prefix+"_checkpoints: replication factor 3, min.insync.replicas 2")
 	assert.Contains(t, v.line("OK", "replication transaction log"), "__transaction_state: replication factor 3, min.insync.replicas 2")
 
-	adm := e.admin()
+	adm := e.Admin()
 	three := "3"
-	res, err := adm.CreateTopics(context.Background(), 1, 3, map[string]*string{"min.insync.replicas": &three}, e.prefix+".Strict")
+	res, err := adm.CreateTopics(context.Background(), 1, 3, map[string]*string{"min.insync.replicas": &three}, e.Prefix+".Strict")
 	require.NoError(t, err)
 	require.NoError(t, res.Error())
 	one := "1"
-	res, err = adm.CreateTopics(context.Background(), 1, 1, map[string]*string{"min.insync.replicas": &one}, e.prefix+".Single")
+	res, err = adm.CreateTopics(context.Background(), 1, 1, map[string]*string{"min.insync.replicas": &one}, e.Prefix+".Single")
 	require.NoError(t, err)
 	require.NoError(t, res.Error())
 	v = runValidate(t, nil, args...)
@@ -512,19 +513,19 @@ func TestValidateThreeBrokers(t *testing.T) {
 	assertFailsHaveFixes(t, v)
 	line := v.line("WARN", "replication outbox topics")
 	require.NotEmpty(t, line)
-	assert.Contains(t, line, e.prefix+".Single: replication factor 1")
-	assert.Contains(t, line, e.prefix+".Strict: replication factor 3, min.insync.replicas 3: losing one broker stops writes (NOT_ENOUGH_REPLICAS)")
-	assert.Contains(t, line, e.prefix+".Created: replication factor 3, min.insync.replicas 2")
-	assert.Contains(t, fixOf(t, line), "--entity-name "+e.prefix+".Single")
+	assert.Contains(t, line, e.Prefix+".Single: replication factor 1")
+	assert.Contains(t, line, e.Prefix+".Strict: replication factor 3, min.insync.replicas 3: losing one broker stops writes (NOT_ENOUGH_REPLICAS)")
+	assert.Contains(t, line, e.Prefix+".Created: replication factor 3, min.insync.replicas 2")
+	assert.Contains(t, fixOf(t, line), "--entity-name "+e.Prefix+".Single")
 
 	// One replica under the cluster's min.insync.replicas=2: Kafka counts
 	// min.insync.replicas only up to the replication factor, so it accepts
 	// acks=all writes that one broker holds alone; validate says so.
-	res, err = adm.CreateTopics(context.Background(), 1, 1, nil, e.prefix+".Lone")
+	res, err = adm.CreateTopics(context.Background(), 1, 1, nil, e.Prefix+".Lone")
 	require.NoError(t, err)
 	require.NoError(t, res.Error())
-	require.NoError(t, produceOnce(e, e.prefix+".Lone"), "an acks=all write to one replica under min.insync.replicas=2")
+	require.NoError(t, produceOnce(e, e.Prefix+".Lone"), "an acks=all write to one replica under min.insync.replicas=2")
 	v = runValidate(t, nil, args...)
 	require.Equal(t, 0, v.code)
-	assert.Contains(t, v.line("WARN", "replication outbox topics"), e.prefix+".Lone: replication factor 1, min.insync.replicas 2 (in effect 1: Kafka counts it up to the replication factor): a write is acknowledged once one broker has it")
+	assert.Contains(t, v.line("WARN", "replication outbox topics"), e.Prefix+".Lone: replication factor 1, min.insync.replicas 2 (in effect 1: Kafka counts it up to the replication factor): a write is acknowledged once one broker has it")
 }

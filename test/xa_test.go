@@ -12,13 +12,15 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // xaSession runs statements on one connection and then drops it.
-func (e *env) xaSession(t testing.TB, qs ...string) {
+func xaSession(e *harness.Env, t testing.TB, qs ...string) {
 	t.Helper()
 	ctx := t.Context()
-	c, err := e.db.Conn(ctx)
+	c, err := e.DB.Conn(ctx)
 	require.NoError(t, err)
 	defer func() {
 		_ = c.Raw(func(any) error { return driver.ErrBadConn }) // never back to the pool
@@ -29,7 +31,7 @@ func (e *env) xaSession(t testing.TB, qs ...string) {
 		// once the server has detached it from the session that
 		// prepared it (xaRows waits for that: endSession).
 		var err error
-		require.NoError(t, poll(10*time.Second, func() bool {
+		require.NoError(t, harness.Poll(10*time.Second, func() bool {
 			_, err = c.ExecContext(ctx, q)
 			return err == nil || !strings.Contains(err.Error(), "XAER_NOTA")
 		}), "%s: %v", q, err)
@@ -40,8 +42,8 @@ func (e *env) xaSession(t testing.TB, qs ...string) {
 // xaRows inserts n outbox rows of aggregate agg (sequence numbers 1..n)
 // in an XA transaction named xid, prepared or, with onePhase, committed
 // in one phase, and returns their event ids.
-func (e *env) xaRows(t testing.TB, xid, agg string, n int, onePhase bool) []string {
-	return e.xaRowsPadded(t, xid, agg, n, 200, onePhase)
+func xaRows(e *harness.Env, t testing.TB, xid, agg string, n int, onePhase bool) []string {
+	return xaRowsPadded(e, t, xid, agg, n, 200, onePhase)
 }
 
 // endSession closes c, never returning it to the pool, and waits until
@@ -54,24 +56,24 @@ func (e *env) xaRows(t testing.TB, xid, agg string, n int, onePhase bool) []stri
 // UNCOMMITTED shows them, XA RECOVER and innodb_trx are empty) for good:
 // a server race that the router does not see (it reads the binlog, which
 // has the commit) but an outbox-table oracle does.
-func (e *env) endSession(t testing.TB, c *sql.Conn) {
+func endSession(e *harness.Env, t testing.TB, c *sql.Conn) {
 	t.Helper()
 	var id int64
 	require.NoError(t, c.QueryRowContext(t.Context(), "SELECT CONNECTION_ID()").Scan(&id))
 	_ = c.Raw(func(any) error { return driver.ErrBadConn }) // never back to the pool
 	_ = c.Close()
-	eventually(t, 30*time.Second, fmt.Sprintf("the server ending session %d", id), func() bool {
+	harness.Eventually(t, 30*time.Second, fmt.Sprintf("the server ending session %d", id), func() bool {
 		var n int
-		err := e.db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&n)
+		err := e.DB.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&n)
 		return err == nil && n == 0
 	})
 }
 
 // xaRowsPadded is xaRows with pad bytes of filler in each payload.
-func (e *env) xaRowsPadded(t testing.TB, xid, agg string, n, pad int, onePhase bool) []string {
+func xaRowsPadded(e *harness.Env, t testing.TB, xid, agg string, n, pad int, onePhase bool) []string {
 	t.Helper()
 	ctx := t.Context()
-	c, err := e.db.Conn(ctx)
+	c, err := e.DB.Conn(ctx)
 	require.NoError(t, err)
 	ended := false
 	defer func() {
@@ -111,16 +113,16 @@ func (e *env) xaRowsPadded(t testing.TB, xid, agg string, n, pad int, onePhase b
 		exec("XA PREPARE " + xid)
 	}
 	ended = true
-	e.endSession(t, c)
+	endSession(e, t, c)
 	return ids
 }
 
 // countIDs is how often each id was read.
-func countIDs(c *collector, ids []string) (seen, dups int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func countIDs(c *harness.Collector, ids []string) (seen, dups int) {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	for _, id := range ids {
-		if n := c.ids[id]; n > 0 {
+		if n := c.IDs[id]; n > 0 {
 			seen++
 			dups += n - 1
 		}
@@ -130,18 +132,18 @@ func countIDs(c *collector, ids []string) (seen, dups int) {
 
 // barrier commits an ordinary outbox row and waits until it is read: the
 // router has then handled everything the binlog holds before it.
-func (e *env) barrier(t testing.TB, c *collector, r *router) {
+func barrier(e *harness.Env, t testing.TB, c *harness.Collector, r *harness.Router) {
 	t.Helper()
-	ev := newEvent("barrier-"+uuid.NewString()[:8], "Barrier", `{"seq":1}`)
-	e.insertTx(ev)
-	eventually(t, time.Minute, "the barrier row", func() bool { return c.has(ev.ID) || !r.running() })
-	r.mustRun("barrier")
+	ev := harness.NewEvent("barrier-"+uuid.NewString()[:8], "Barrier", `{"seq":1}`)
+	e.InsertTx(ev)
+	harness.Eventually(t, time.Minute, "the barrier row", func() bool { return has(c, ev.ID) || !r.Running() })
+	r.MustRun("barrier")
 }
 
-func (c *collector) has(id string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ids[id] > 0
+func has(c *harness.Collector, id string) bool {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	return c.IDs[id] > 0
 }
 
 // TestXATransactions: rows of an XA transaction are published at its
@@ -149,46 +151,46 @@ func (c *collector) has(id string) bool {
 // rolled back; XA COMMIT ... ONE PHASE is an ordinary transaction; XA
 // transactions interleave with each other and with ordinary ones.
 func TestXATransactions(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	r := startRouter(t, e.args("xa")...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	r := harness.StartRouter(t, e.Args("xa")...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
 	wait := func(what string, cond func() bool) {
 		t.Helper()
-		eventually(t, time.Minute, what, func() bool { return cond() || !r.running() })
-		r.mustRun(what)
+		harness.Eventually(t, time.Minute, what, func() bool { return cond() || !r.Running() })
+		r.MustRun(what)
 	}
 
 	// Prepared: nothing until the commit.
-	committed := e.xaRows(t, "'xa-commit'", "xa-commit", 3, false)
-	e.barrier(t, col, r)
+	committed := xaRows(e, t, "'xa-commit'", "xa-commit", 3, false)
+	barrier(e, t, col, r)
 	seen, _ := countIDs(col, committed)
 	assert.Equal(t, 0, seen, "rows of a prepared XA transaction published before its commit")
-	prepGTID := e.gtidPos()
-	e.xaSession(t, "XA COMMIT 'xa-commit'")
-	commitGTID := e.gtidPos()
+	prepGTID := e.GTIDPos()
+	xaSession(e, t, "XA COMMIT 'xa-commit'")
+	commitGTID := e.GTIDPos()
 	wait("the committed XA rows", func() bool { n, _ := countIDs(col, committed); return n == 3 })
 
 	// Rolled back after prepare: never.
-	rolledBack := e.xaRows(t, "'xa-rollback','branch',7", "xa-rollback", 2, false)
-	e.xaSession(t, "XA ROLLBACK 'xa-rollback','branch',7")
-	e.barrier(t, col, r)
+	rolledBack := xaRows(e, t, "'xa-rollback','branch',7", "xa-rollback", 2, false)
+	xaSession(e, t, "XA ROLLBACK 'xa-rollback','branch',7")
+	barrier(e, t, col, r)
 
 	// One phase: an ordinary transaction.
-	onePhase := e.xaRows(t, "'xa-one'", "xa-one", 2, true)
+	onePhase := xaRows(e, t, "'xa-one'", "xa-one", 2, true)
 	wait("the one-phase XA rows", func() bool { n, _ := countIDs(col, onePhase); return n == 2 })
 
 	// Interleaved: two prepared, ordinary rows between, committed and
 	// rolled back in the other order, a binary XID.
-	a := e.xaRows(t, "X'00ff10'", "xa-a", 2, false)
-	b := e.xaRows(t, "'xa-b'", "xa-b", 2, false)
-	ordinary := newEvent("ordinary", "Ordinary", `{"seq":1}`)
-	e.insertTx(ordinary)
-	e.xaSession(t, "XA COMMIT 'xa-b'")
-	e.xaSession(t, "XA ROLLBACK X'00ff10'")
-	e.barrier(t, col, r)
-	wait("the interleaved rows", func() bool { n, _ := countIDs(col, b); return n == 2 && col.has(ordinary.ID) })
+	a := xaRows(e, t, "X'00ff10'", "xa-a", 2, false)
+	b := xaRows(e, t, "'xa-b'", "xa-b", 2, false)
+	ordinary := harness.NewEvent("ordinary", "Ordinary", `{"seq":1}`)
+	e.InsertTx(ordinary)
+	xaSession(e, t, "XA COMMIT 'xa-b'")
+	xaSession(e, t, "XA ROLLBACK X'00ff10'")
+	barrier(e, t, col, r)
+	wait("the interleaved rows", func() bool { n, _ := countIDs(col, b); return n == 2 && has(col, ordinary.ID) })
 
-	got := col.settle(t, time.Second)
+	got := col.Settle(t, time.Second)
 	for name, c := range map[string]struct {
 		ids  []string
 		want int
@@ -206,12 +208,12 @@ func TestXATransactions(t *testing.T) {
 			assert.Equal(t, commitGTID, d.GTID, "binlog_gtid of a committed XA row (prepare was %s)", prepGTID)
 		}
 	}
-	want := committedRows(t, e.db)
-	v := checkDelivery(t, want, got, nil)
+	want := harness.CommittedRows(t, e.DB)
+	v := harness.CheckDelivery(t, want, got, nil)
 	t.Logf("read_committed consumer: %s", v)
 	assert.Zero(t, v.Lost+v.Duplicated+v.Unknown+v.Disordered, v.String())
-	require.Equal(t, 0, r.stop(30*time.Second))
-	cp := e.mustCheckpoint("xa")
+	require.Equal(t, 0, r.Stop(30*time.Second))
+	cp := e.MustCheckpoint("xa")
 	assert.Empty(t, cp.XAPrepared, "no XA transaction is still prepared")
 }
 
@@ -221,77 +223,77 @@ func TestXATransactions(t *testing.T) {
 // moments around XA COMMITs: each committed row is read exactly once,
 // rolled back rows never.
 func TestXARestartBetweenPrepareAndCommit(t *testing.T) {
-	rng := faultRand(t)
-	e := newEnv(t, envOpts{})
+	rng := harness.FaultRand(t)
+	e := harness.NewEnv(t, harness.EnvOpts{})
 	const name = "xa-restart"
-	r := startRouter(t, e.args(name)...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	r := harness.StartRouter(t, e.Args(name)...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
 	caughtUp := func(what string) {
 		t.Helper()
-		pos := e.gtidPos()
-		eventually(t, time.Minute, what, func() bool { return e.checkpointAt(name, pos) || !r.running() })
-		r.mustRun(what)
+		pos := e.GTIDPos()
+		harness.Eventually(t, time.Minute, what, func() bool { return e.CheckpointAt(name, pos) || !r.Running() })
+		r.MustRun(what)
 	}
 	var rolledBack, committed []string
 	kills := 0
 
 	// Prepared, checkpoint past the prepare, killed; committed while down.
-	e.xaRows(t, "'down-commit'", "down-commit", 5, false)
+	xaRows(e, t, "'down-commit'", "down-commit", 5, false)
 	caughtUp("checkpoint past the prepare")
-	cp := e.mustCheckpoint(name)
+	cp := e.MustCheckpoint(name)
 	require.Len(t, cp.XAPrepared, 1, "the checkpoint carries the prepared transaction")
 	t.Logf("checkpoint %s carries %+v", cp.GTIDSet, cp.XAPrepared)
-	r.kill()
+	r.Kill()
 	kills++
-	e.xaSession(t, "XA COMMIT 'down-commit'")
-	r.restart()
+	xaSession(e, t, "XA COMMIT 'down-commit'")
+	r.Restart()
 
 	// Prepared, killed, restarted, then committed.
-	e.xaRows(t, "'up-commit'", "up-commit", 5, false)
+	xaRows(e, t, "'up-commit'", "up-commit", 5, false)
 	caughtUp("checkpoint past the second prepare")
-	r.kill()
+	r.Kill()
 	kills++
-	r.restart()
+	r.Restart()
 	caughtUp("restarted")
-	e.xaSession(t, "XA COMMIT 'up-commit'")
+	xaSession(e, t, "XA COMMIT 'up-commit'")
 
 	// Prepared, stopped with SIGTERM, rolled back while down.
-	rolledBack = append(rolledBack, e.xaRows(t, "'down-rollback'", "down-rollback", 3, false)...)
+	rolledBack = append(rolledBack, xaRows(e, t, "'down-rollback'", "down-rollback", 3, false)...)
 	caughtUp("checkpoint past the third prepare")
-	require.Equal(t, 0, r.stop(30*time.Second))
-	e.xaSession(t, "XA ROLLBACK 'down-rollback'")
-	r.restart()
+	require.Equal(t, 0, r.Stop(30*time.Second))
+	xaSession(e, t, "XA ROLLBACK 'down-rollback'")
+	r.Restart()
 
 	// Killed at random moments while XA transactions prepare and commit.
-	for i := range byMode(4, 12) {
+	for i := range harness.ByMode(4, 12) {
 		xid := fmt.Sprintf("'kill-%d'", i)
-		ids := e.xaRows(t, xid, fmt.Sprintf("kill-%d", i), 20+rng.IntN(200), false)
+		ids := xaRows(e, t, xid, fmt.Sprintf("kill-%d", i), 20+rng.IntN(200), false)
 		if rng.IntN(3) == 0 {
-			e.xaSession(t, "XA ROLLBACK "+xid)
+			xaSession(e, t, "XA ROLLBACK "+xid)
 			rolledBack = append(rolledBack, ids...)
 		} else {
-			e.xaSession(t, "XA COMMIT "+xid)
+			xaSession(e, t, "XA COMMIT "+xid)
 			committed = append(committed, ids...)
 		}
-		time.Sleep(randDur(rng, 0, 300*time.Millisecond)) // the moment of the kill is the point
-		r.kill()
+		time.Sleep(harness.RandDur(rng, 0, 300*time.Millisecond)) // the moment of the kill is the point
+		r.Kill()
 		kills++
-		r.restart()
+		r.Restart()
 	}
 	caughtUp("the end")
-	want := committedRows(t, e.db)
+	want := harness.CommittedRows(t, e.DB)
 	for _, id := range committed {
 		require.Contains(t, want, id, "a committed XA row is missing from the outbox table")
 	}
-	col.waitAll(t, want, time.Minute)
-	require.Equal(t, 0, r.stop(30*time.Second))
-	got := col.settle(t, time.Second)
-	v := checkDelivery(t, want, got, nil)
+	col.WaitAll(t, want, time.Minute)
+	require.Equal(t, 0, r.Stop(30*time.Second))
+	got := col.Settle(t, time.Second)
+	v := harness.CheckDelivery(t, want, got, nil)
 	t.Logf("%d kills; read_committed consumer: %s", kills, v)
 	assert.Zero(t, v.Lost+v.Duplicated+v.Unknown+v.Disordered, v.String())
 	seen, _ := countIDs(col, rolledBack)
 	assert.Zero(t, seen, "rows of rolled back XA transactions")
-	assert.Empty(t, e.mustCheckpoint(name).XAPrepared)
+	assert.Empty(t, e.MustCheckpoint(name).XAPrepared)
 }
 
 // TestXALargePrepared commits a prepared XA transaction of 20,000 rows
@@ -304,26 +306,26 @@ func TestXALargePrepared(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode: large XA transaction")
 	}
-	e := newEnv(t, envOpts{})
+	e := harness.NewEnv(t, harness.EnvOpts{})
 	// A small event cache (with 1 MiB statements it bounds the parsed
 	// events of both dump connections to a few MiB), a producer buffer
 	// the small commits fill as well as the large one (with the default
 	// 32 MiB the 14 MiB of a small one never fill it and the comparison
 	// would measure the buffer, not the transaction), and a lower soft
 	// memory limit, so that the collector's slack does not hide growth.
-	r := startRouter(t, e.args("xa-large", "--event-cache", "4", "--max-buffered-bytes", fmt.Sprint(4<<20),
+	r := harness.StartRouter(t, e.Args("xa-large", "--event-cache", "4", "--max-buffered-bytes", fmt.Sprint(4<<20),
 		"--memory-limit", fmt.Sprint(48<<20))...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
 	const n, payloadMiB = 20000, 150
 	pad := payloadMiB << 20 / n
 	commit := func(xid string, rows int) float64 {
 		t.Helper()
-		ids := e.xaRowsPadded(t, "'"+xid+"'", xid, rows, pad, false)
-		e.barrier(t, col, r)
-		rss := sampleRSS(r.pid())
-		e.xaSession(t, "XA COMMIT '"+xid+"'")
-		eventually(t, 3*time.Minute, "the rows of "+xid, func() bool { s, _ := countIDs(col, ids); return s == rows || !r.running() })
-		peak := rss.stop()
+		ids := xaRowsPadded(e, t, "'"+xid+"'", xid, rows, pad, false)
+		barrier(e, t, col, r)
+		rss := harness.SampleRSS(r.PID())
+		xaSession(e, t, "XA COMMIT '"+xid+"'")
+		harness.Eventually(t, 3*time.Minute, "the rows of "+xid, func() bool { s, _ := countIDs(col, ids); return s == rows || !r.Running() })
+		peak := rss.Stop()
 		seen, dups := countIDs(col, ids)
 		t.Logf("%s: %d of %d rows (%d MiB of payloads) read, %d duplicates; router peak RSS while committing %.0f MiB",
 			xid, seen, rows, rows*pad>>20, dups, peak)
@@ -336,43 +338,43 @@ func TestXALargePrepared(t *testing.T) {
 	small := max(commit("small-1", n/10), commit("small-2", n/10))
 	large := commit("large", n)
 	assert.Less(t, large-small, float64(payloadMiB)/3, "memory grew with the prepared transaction: %.0f MiB for a tenth, %.0f MiB for all", small, large)
-	assert.Less(t, large, rssLimitMB(), "memory bounded by configuration")
-	require.Equal(t, 0, r.stop(30*time.Second))
+	assert.Less(t, large, harness.RSSLimitMB(), "memory bounded by configuration")
+	require.Equal(t, 0, r.Stop(30*time.Second))
 }
 
 // TestXAPreparedBinlogPurged purges the binlog holding a prepare group
 // before its commit: the router stops with exit code 3 and an error naming
 // the XID, and publishes neither its rows nor anything after it.
 func TestXAPreparedBinlogPurged(t *testing.T) {
-	e := newEnv(t, envOpts{})
+	e := harness.NewEnv(t, harness.EnvOpts{})
 	const name = "xa-purged"
-	r := startRouter(t, e.args(name)...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	ids := e.xaRows(t, "'order-42'", "purged", 4, false)
-	e.barrier(t, col, r)
-	require.Equal(t, 0, r.stop(30*time.Second))
-	cp := e.mustCheckpoint(name)
+	r := harness.StartRouter(t, e.Args(name)...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	ids := xaRows(e, t, "'order-42'", "purged", 4, false)
+	barrier(e, t, col, r)
+	require.Equal(t, 0, r.Stop(30*time.Second))
+	cp := e.MustCheckpoint(name)
 	require.Len(t, cp.XAPrepared, 1)
 
-	e.exec("FLUSH BINARY LOGS")
-	newest := e.newestBinlog()
-	e.waitBinlogDumpsGone()
-	e.purgeBinlogsTo(newest)
-	e.xaSession(t, "XA COMMIT 'order-42'")
-	after := newEvent("after", "After", `{"seq":1}`)
-	e.insertTx(after)
+	e.Exec("FLUSH BINARY LOGS")
+	newest := e.NewestBinlog()
+	e.WaitBinlogDumpsGone()
+	e.PurgeBinlogsTo(newest)
+	xaSession(e, t, "XA COMMIT 'order-42'")
+	after := harness.NewEvent("after", "After", `{"seq":1}`)
+	e.InsertTx(after)
 
-	r.restart()
-	code := r.wait(time.Minute)
-	stopLine := r.lastLogLine("binlog-router stopped")
+	r.Restart()
+	code := r.Wait(time.Minute)
+	stopLine := r.LastLogLine("binlog-router stopped")
 	t.Logf("exit code %d; router's last words: %s", code, stopLine)
 	assert.Equal(t, 3, code, "exit code for a purged binlog")
 	assert.Contains(t, stopLine, "XA transaction 'order-42'", "the error names the XID")
 	assert.Contains(t, stopLine, cp.XAPrepared[0].File, "the error names the purged binlog")
-	got := col.settle(t, time.Second)
+	got := col.Settle(t, time.Second)
 	seen, _ := countIDs(col, ids)
 	assert.Zero(t, seen, "rows of the purged prepare group")
-	assert.False(t, col.has(after.ID), "nothing after the commit is published")
+	assert.False(t, has(col, after.ID), "nothing after the commit is published")
 	t.Logf("read_committed consumer read %d records (the barrier only)", len(got))
 }
 
@@ -382,28 +384,28 @@ func TestXAPreparedBinlogPurged(t *testing.T) {
 // with an error naming the XID (exit code 1) instead of guessing, and
 // publishes nothing from the commit on.
 func TestXACommitOfUnknownPrepare(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	ids := e.xaRows(t, "'before-start'", "before", 2, false)
-	r := startRouter(t, e.args("xa-unknown", "--start", "latest")...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	ids := xaRows(e, t, "'before-start'", "before", 2, false)
+	r := harness.StartRouter(t, e.Args("xa-unknown", "--start", "latest")...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
 	// The start position is read when the router starts streaming.
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	require.NoError(t, r.waitLog(ctx, "no checkpoint stored; starting"))
-	e.barrier(t, col, r)
-	e.xaSession(t, "XA COMMIT 'before-start'")
-	after := newEvent("after", "After", `{"seq":1}`)
-	e.insertTx(after)
-	code := r.wait(time.Minute)
-	stopLine := r.lastLogLine("binlog-router stopped")
+	require.NoError(t, r.WaitLog(ctx, "no checkpoint stored; starting"))
+	barrier(e, t, col, r)
+	xaSession(e, t, "XA COMMIT 'before-start'")
+	after := harness.NewEvent("after", "After", `{"seq":1}`)
+	e.InsertTx(after)
+	code := r.Wait(time.Minute)
+	stopLine := r.LastLogLine("binlog-router stopped")
 	t.Logf("exit code %d; router's last words: %s", code, stopLine)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stopLine, "XA transaction 'before-start'")
 	assert.Contains(t, stopLine, "prepared before the start position")
-	got := col.settle(t, time.Second)
+	got := col.Settle(t, time.Second)
 	seen, _ := countIDs(col, ids)
 	assert.Zero(t, seen)
-	assert.False(t, col.has(after.ID), "nothing after the commit is published")
+	assert.False(t, has(col, after.ID), "nothing after the commit is published")
 	t.Logf("read_committed consumer read %d records (the barrier only)", len(got))
 }
 
@@ -424,15 +426,15 @@ func TestXAConnectionsCutDuringReread(t *testing.T) {
 		t.Skip("short mode: large XA transaction")
 	}
 	e := slowKfakeEnv(t)
-	r := startRouter(t, e.args("xa-cut", "--max-buffered-records", "500", "--commit-records", "1000")...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
+	r := harness.StartRouter(t, e.Args("xa-cut", "--max-buffered-records", "500", "--commit-records", "1000")...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
 	const n, cuts = 20000, 3
-	ids := e.xaRowsPadded(t, "'cut'", "cut", n, 1000, false)
-	e.barrier(t, col, r)
+	ids := xaRowsPadded(e, t, "'cut'", "cut", n, 1000, false)
+	barrier(e, t, col, r)
 	slowProduce(t, e, 100*time.Millisecond)
 	dumps := func() []int64 {
 		var out []int64
-		rows, err := e.db.Query("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'")
+		rows, err := e.DB.Query("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'")
 		require.NoError(t, err)
 		defer rows.Close()
 		for rows.Next() {
@@ -443,31 +445,31 @@ func TestXAConnectionsCutDuringReread(t *testing.T) {
 		require.NoError(t, rows.Err())
 		return out
 	}
-	e.xaSession(t, "XA COMMIT 'cut'")
+	xaSession(e, t, "XA COMMIT 'cut'")
 	for kill := 1; kill <= cuts; kill++ {
 		// Another eighth of the rows is read, and the reread connection
 		// is up (again) beside the main one.
 		var conns []int64
-		eventually(t, time.Minute, fmt.Sprintf("%d rows read and the reread connection up before cut %d", kill*n/8, kill), func() bool {
+		harness.Eventually(t, time.Minute, fmt.Sprintf("%d rows read and the reread connection up before cut %d", kill*n/8, kill), func() bool {
 			s, _ := countIDs(col, ids)
 			if s < kill*n/8 {
-				return !r.running()
+				return !r.Running()
 			}
 			conns = dumps()
-			return len(conns) >= 2 || !r.running()
+			return len(conns) >= 2 || !r.Running()
 		})
-		r.mustRun(fmt.Sprintf("before cut %d", kill))
+		r.MustRun(fmt.Sprintf("before cut %d", kill))
 		seen, _ := countIDs(col, ids)
 		require.Less(t, seen, n, "the reread ended before cut %d: it must last longer", kill)
 		for _, id := range conns {
-			_, _ = e.db.Exec(fmt.Sprintf("KILL CONNECTION %d", id))
+			_, _ = e.DB.Exec(fmt.Sprintf("KILL CONNECTION %d", id))
 		}
 		t.Logf("cut %d: %d dump connections (%d of %d rows read so far)", kill, len(conns), seen, n)
 	}
-	eventually(t, 3*time.Minute, "the XA rows", func() bool { s, _ := countIDs(col, ids); return s == n || !r.running() })
-	require.Equal(t, 0, r.stop(30*time.Second))
-	want := committedRows(t, e.db)
-	v := checkDelivery(t, want, col.settle(t, time.Second), nil)
-	t.Logf("%d cuts during the reread; read_committed consumer: %s; reconnects logged %d", cuts, v, r.logCount("reconnecting"))
+	harness.Eventually(t, 3*time.Minute, "the XA rows", func() bool { s, _ := countIDs(col, ids); return s == n || !r.Running() })
+	require.Equal(t, 0, r.Stop(30*time.Second))
+	want := harness.CommittedRows(t, e.DB)
+	v := harness.CheckDelivery(t, want, col.Settle(t, time.Second), nil)
+	t.Logf("%d cuts during the reread; read_committed consumer: %s; reconnects logged %d", cuts, v, r.LogCount("reconnecting"))
 	assert.Zero(t, v.Lost+v.Duplicated+v.Unknown+v.Disordered, v.String())
 }

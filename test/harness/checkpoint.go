@@ -1,4 +1,4 @@
-package test
+package harness
 
 import (
 	"context"
@@ -26,12 +26,12 @@ type checkpointStore struct {
 
 // checkpoints is the topic of the env's routers (--checkpoint-topic of
 // e.args).
-func (e *env) checkpoints() checkpointStore {
-	return checkpointStore{t: e.t, brokers: e.kafka.Brokers, topic: e.checkpointTopic()}
+func (e *Env) checkpoints() checkpointStore {
+	return checkpointStore{t: e.T, brokers: e.Kafka.Brokers, topic: e.CheckpointTopic()}
 }
 
-// checkpointTopic is the env's --checkpoint-topic.
-func (e *env) checkpointTopic() string { return e.prefix + "_checkpoints" }
+// CheckpointTopic is the env's --checkpoint-topic.
+func (e *Env) CheckpointTopic() string { return e.Prefix + "_checkpoints" }
 
 // load returns the stored checkpoint of name as kafka.LoadCheckpoint does,
 // giving up after 30 s.
@@ -53,7 +53,7 @@ func (c checkpointStore) wait(name, want string) {
 	c.t.Helper()
 	var last string
 	var lastErr error
-	err := poll(checkpointWait, func() bool {
+	err := Poll(checkpointWait, func() bool {
 		cp, err := c.load(name)
 		if lastErr = err; err != nil {
 			return false
@@ -72,7 +72,7 @@ func (c checkpointStore) history(name, last string) []*checkpoint.Checkpoint {
 	c.t.Helper()
 	var out []*checkpoint.Checkpoint
 	decoded := 0 // records of the topic looked at so far
-	_, err := newConsumer(c.t, c.brokers, exactTopic(c.topic)).readUntil(func(recs []*kgo.Record) bool {
+	_, err := NewConsumer(c.t, c.brokers, ExactTopic(c.topic)).ReadUntil(func(recs []*kgo.Record) bool {
 		for ; decoded < len(recs); decoded++ {
 			rec := recs[decoded]
 			if string(rec.Key) != name || len(rec.Value) == 0 {
@@ -95,50 +95,50 @@ func (c checkpointStore) history(name, last string) []*checkpoint.Checkpoint {
 	return out
 }
 
-// checkpoint returns the stored checkpoint of name, or the error of
+// Checkpoint returns the stored checkpoint of name, or the error of
 // loading it (checkpoint.ErrCheckpointMissing when there is none).
-func (e *env) checkpoint(name string) (*checkpoint.Checkpoint, error) {
+func (e *Env) Checkpoint(name string) (*checkpoint.Checkpoint, error) {
 	return e.checkpoints().load(name)
 }
 
-// mustCheckpoint returns the stored checkpoint of name; anything else
+// MustCheckpoint returns the stored checkpoint of name; anything else
 // fails the test.
-func (e *env) mustCheckpoint(name string) *checkpoint.Checkpoint {
-	e.t.Helper()
-	cp, err := e.checkpoint(name)
+func (e *Env) MustCheckpoint(name string) *checkpoint.Checkpoint {
+	e.T.Helper()
+	cp, err := e.Checkpoint(name)
 	if err != nil {
-		e.t.Fatalf("loading checkpoint %q: %v", name, err)
+		e.T.Fatalf("loading checkpoint %q: %v", name, err)
 	}
 	return cp
 }
 
-// checkpointSet returns the stored checkpoint's GTID set, "" if there is
+// CheckpointSet returns the stored checkpoint's GTID set, "" if there is
 // no checkpoint of name.
-func (e *env) checkpointSet(name string) string {
-	e.t.Helper()
-	cp, err := e.checkpoint(name)
+func (e *Env) CheckpointSet(name string) string {
+	e.T.Helper()
+	cp, err := e.Checkpoint(name)
 	if isMissing(err) {
 		return ""
 	}
 	if err != nil {
-		e.t.Fatalf("loading checkpoint %q: %v", name, err)
+		e.T.Fatalf("loading checkpoint %q: %v", name, err)
 	}
 	return cp.GTIDSet
 }
 
-// checkpointAt reports whether the stored checkpoint of name is at want.
-func (e *env) checkpointAt(name, want string) bool { return e.checkpoints().at(name, want) }
+// CheckpointAt reports whether the stored checkpoint of name is at want.
+func (e *Env) CheckpointAt(name, want string) bool { return e.checkpoints().at(name, want) }
 
-// waitCheckpoint polls until the stored checkpoint of name is at want.
-func (e *env) waitCheckpoint(name, want string) {
-	e.t.Helper()
+// WaitCheckpoint polls until the stored checkpoint of name is at want.
+func (e *Env) WaitCheckpoint(name, want string) {
+	e.T.Helper()
 	e.checkpoints().wait(name, want)
 }
 
-// checkpointHistory reads every committed checkpoint record of name up
+// CheckpointHistory reads every committed checkpoint record of name up
 // to the one at last.
-func (e *env) checkpointHistory(name, last string) []*checkpoint.Checkpoint {
-	e.t.Helper()
+func (e *Env) CheckpointHistory(name, last string) []*checkpoint.Checkpoint {
+	e.T.Helper()
 	return e.checkpoints().history(name, last)
 }
 

@@ -1,4 +1,4 @@
-package test
+package harness
 
 import (
 	"context"
@@ -28,9 +28,9 @@ var (
 	cluster3Mu   sync.Mutex // one test at a time
 )
 
-// cluster3Config is shared by every user of the cluster: timed-out
+// Cluster3Config is shared by every user of the cluster: timed-out
 // transactions are aborted within a second of their timeout.
-func cluster3Config() devenv.ApacheKafkaConfig {
+func Cluster3Config() devenv.ApacheKafkaConfig {
 	return devenv.ApacheKafkaConfig{
 		Nodes: 3,
 		Props: map[string]string{
@@ -39,18 +39,18 @@ func cluster3Config() devenv.ApacheKafkaConfig {
 	}
 }
 
-// sharedCluster3 returns the shared three-node cluster, starting it at
+// SharedCluster3 returns the shared three-node cluster, starting it at
 // first use; it skips on the kfake pass.
-func sharedCluster3(t testing.TB) *devenv.Kafka {
+func SharedCluster3(t testing.TB) *devenv.Kafka {
 	t.Helper()
-	if !onApache() {
-		t.Skipf("runs on the Apache Kafka pass (%s=apache)", brokerEnv)
+	if !OnApache() {
+		t.Skipf("runs on the Apache Kafka pass (%s=apache)", BrokerEnv)
 	}
 	cluster3Once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		start := time.Now()
-		cluster3, cluster3Err = devenv.StartApacheKafka(ctx, cluster3Config())
+		cluster3, cluster3Err = devenv.StartApacheKafka(ctx, Cluster3Config())
 		if cluster3Err == nil {
 			fmt.Fprintf(os.Stderr, "apache kafka three-node cluster on %s (started in %v)\n",
 				strings.Join(cluster3.Brokers(), ","), time.Since(start).Round(time.Millisecond))
@@ -97,12 +97,12 @@ func healCluster(a *devenv.ApacheKafka) error {
 	if err := a.WaitBrokers(ctx, len(a.Brokers())); err != nil {
 		return err
 	}
-	return waitFullyReplicated(ctx, a.Brokers())
+	return WaitFullyReplicated(ctx, a.Brokers())
 }
 
-// waitFullyReplicated waits until every partition of every topic has a
+// WaitFullyReplicated waits until every partition of every topic has a
 // leader and all its replicas in sync.
-func waitFullyReplicated(ctx context.Context, brokers []string) error {
+func WaitFullyReplicated(ctx context.Context, brokers []string) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		return err

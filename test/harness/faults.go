@@ -1,4 +1,4 @@
-package test
+package harness
 
 import (
 	"context"
@@ -19,19 +19,19 @@ import (
 
 // Fault tests run a short variant in `make test` and a long one with
 // FAULTS=long (`make test-faults`).
-func faultsLong() bool { return os.Getenv("FAULTS") == "long" }
+func FaultsLong() bool { return os.Getenv("FAULTS") == "long" }
 
-// byMode returns short, or long under FAULTS=long.
-func byMode[T any](short, long T) T {
-	if faultsLong() {
+// ByMode returns short, or long under FAULTS=long.
+func ByMode[T any](short, long T) T {
+	if FaultsLong() {
 		return long
 	}
 	return short
 }
 
-// faultRand returns the test's random source, seeded from SEED when set
+// FaultRand returns the test's random source, seeded from SEED when set
 // (to replay a failure) and otherwise from the clock; the seed is logged.
-func faultRand(t testing.TB) *rand.Rand {
+func FaultRand(t testing.TB) *rand.Rand {
 	t.Helper()
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("SEED"); s != "" {
@@ -45,20 +45,20 @@ func faultRand(t testing.TB) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 }
 
-// randDur is a random duration in [lo, hi].
-func randDur(rng *rand.Rand, lo, hi time.Duration) time.Duration {
+// RandDur is a random duration in [lo, hi].
+func RandDur(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
 }
 
-// eventually polls cond every 20 ms until it holds or timeout passes.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+// Eventually polls cond every 20 ms until it holds or timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	if err := poll(timeout, cond); err != nil {
+	if err := Poll(timeout, cond); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 }
 
-func poll(timeout time.Duration, cond func() bool) error {
+func Poll(timeout time.Duration, cond func() bool) error {
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
@@ -69,38 +69,38 @@ func poll(timeout time.Duration, cond func() bool) error {
 	return nil
 }
 
-// writer inserts outbox rows for a set of aggregates. Every row's payload
+// Writer inserts outbox rows for a set of aggregates. Every row's payload
 // carries its aggregate's sequence number, which grows in commit order,
 // so that per-aggregate order can be checked downstream. Not safe for
 // concurrent use; two writers must use different prefixes.
-type writer struct {
-	db     *sql.DB
+type Writer struct {
+	DB     *sql.DB
 	rng    *rand.Rand
 	prefix string   // aggregate ids are prefix-N
-	types  []string // event types (topics), picked at random per row
+	Types  []string // event types (topics), picked at random per row
 	pad    string   // filler making payloads larger
 	seq    []int    // next sequence number per aggregate
 
-	// ballast, when set, is written ballastRows times (default once) to
+	// Ballast, when set, is written BallastRows times (default once) to
 	// table ballast with every statement of up to 1000 outbox rows: binlog
 	// volume the router reads but does not route.
-	ballast     []byte
-	ballastRows int
+	Ballast     []byte
+	BallastRows int
 }
 
-func newWriter(db *sql.DB, rng *rand.Rand, prefix string, aggregates, padBytes int, types ...string) *writer {
+func NewWriter(db *sql.DB, rng *rand.Rand, prefix string, aggregates, padBytes int, types ...string) *Writer {
 	if len(types) == 0 {
 		types = []string{"Created", "Changed"}
 	}
-	return &writer{db: db, rng: rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), prefix: prefix,
-		types: types, pad: strings.Repeat("x", padBytes), seq: make([]int, aggregates)}
+	return &Writer{DB: db, rng: rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), prefix: prefix,
+		Types: types, pad: strings.Repeat("x", padBytes), seq: make([]int, aggregates)}
 }
 
-// tx commits one transaction with a business row and n outbox rows in
+// Tx commits one transaction with a business row and n outbox rows in
 // statements of at most 1000 rows. Sequence numbers are used up even when
 // the transaction fails: gaps are fine, reordering is not.
-func (w *writer) tx(ctx context.Context, n int) error {
-	tx, err := w.db.BeginTx(ctx, nil)
+func (w *Writer) Tx(ctx context.Context, n int) error {
+	tx, err := w.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -109,11 +109,11 @@ func (w *writer) tx(ctx context.Context, n int) error {
 		return err
 	}
 	for done := 0; done < n; {
-		for range max(w.ballastRows, 1) {
-			if len(w.ballast) == 0 {
+		for range max(w.BallastRows, 1) {
+			if len(w.Ballast) == 0 {
 				break
 			}
-			if _, err := tx.ExecContext(ctx, "INSERT INTO ballast (data) VALUES (?)", w.ballast); err != nil {
+			if _, err := tx.ExecContext(ctx, "INSERT INTO ballast (data) VALUES (?)", w.Ballast); err != nil {
 				return err
 			}
 		}
@@ -129,7 +129,7 @@ func (w *writer) tx(ctx context.Context, n int) error {
 			a := w.rng.IntN(len(w.seq))
 			w.seq[a]++
 			agg := fmt.Sprintf("%s-%d", w.prefix, a)
-			args = append(args, uuid.NewString(), agg, w.types[w.rng.IntN(len(w.types))],
+			args = append(args, uuid.NewString(), agg, w.Types[w.rng.IntN(len(w.Types))],
 				fmt.Sprintf(`{"agg":%q,"seq":%d,"pad":%q}`, agg, w.seq[a], w.pad))
 		}
 		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
@@ -140,17 +140,17 @@ func (w *writer) tx(ctx context.Context, n int) error {
 	return tx.Commit()
 }
 
-// load is a background application inserting small transactions (1 to
+// Load is a background application inserting small transactions (1 to
 // maxRows outbox rows) at a steady rate, so that faults land while the
 // router has Kafka transactions open. Errors (a server restart) are
 // counted and retried after a pause: the outbox table is the truth of what
 // was committed.
-type load struct {
-	w       *writer
+type Load struct {
+	w       *Writer
 	rate    int // rows per second
 	maxRows int
 
-	rows   atomic.Int64 // rows of transactions whose COMMIT returned nil
+	Rows   atomic.Int64 // rows of transactions whose COMMIT returned nil
 	errs   atomic.Int64
 	mu     sync.Mutex
 	lastEr error
@@ -159,16 +159,16 @@ type load struct {
 	done   chan struct{}
 }
 
-func startLoad(t testing.TB, w *writer, rowsPerSecond int) *load {
-	l := &load{w: w, rate: rowsPerSecond, maxRows: 5, done: make(chan struct{})}
+func StartLoad(t testing.TB, w *Writer, rowsPerSecond int) *Load {
+	l := &Load{w: w, rate: rowsPerSecond, maxRows: 5, done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 	go l.run(ctx)
-	t.Cleanup(l.stop)
+	t.Cleanup(l.Stop)
 	return l
 }
 
-func (l *load) run(ctx context.Context) {
+func (l *Load) run(ctx context.Context) {
 	defer close(l.done)
 	next := time.Now()
 	for ctx.Err() == nil {
@@ -183,7 +183,7 @@ func (l *load) run(ctx context.Context) {
 		} else if d < -time.Second {
 			next = time.Now() // do not burst to catch up after an outage
 		}
-		if err := l.w.tx(ctx, n); err != nil {
+		if err := l.w.Tx(ctx, n); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
@@ -197,39 +197,39 @@ func (l *load) run(ctx context.Context) {
 			}
 			continue
 		}
-		l.rows.Add(int64(n))
+		l.Rows.Add(int64(n))
 	}
 }
 
-// stop ends the load and waits for the transaction in progress.
-func (l *load) stop() {
+// Stop ends the load and waits for the transaction in progress.
+func (l *Load) Stop() {
 	l.cancel()
 	<-l.done
 }
 
-func (l *load) String() string {
+func (l *Load) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return fmt.Sprintf("%d rows committed, %d failed transactions (last error: %v)", l.rows.Load(), l.errs.Load(), l.lastEr)
+	return fmt.Sprintf("%d rows committed, %d failed transactions (last error: %v)", l.Rows.Load(), l.errs.Load(), l.lastEr)
 }
 
-// outboxRow is one committed outbox row as the database has it.
-type outboxRow struct {
+// OutboxRow is one committed outbox row as the database has it.
+type OutboxRow struct {
 	ID, Agg, Type string
 	Seq           int
 }
 
-// committedRows reads the outbox table: every row a router must deliver.
-func committedRows(t testing.TB, db *sql.DB) map[string]outboxRow {
+// CommittedRows reads the outbox table: every row a router must deliver.
+func CommittedRows(t testing.TB, db *sql.DB) map[string]OutboxRow {
 	t.Helper()
 	rows, err := db.Query("SELECT CAST(event_id AS CHAR), aggregate_id, event_type, payload FROM outbox")
 	if err != nil {
 		t.Fatalf("reading the outbox table: %v", err)
 	}
 	defer rows.Close()
-	out := map[string]outboxRow{}
+	out := map[string]OutboxRow{}
 	for rows.Next() {
-		var r outboxRow
+		var r OutboxRow
 		var payload sql.NullString
 		if err := rows.Scan(&r.ID, &r.Agg, &r.Type, &payload); err != nil {
 			t.Fatal(err)
@@ -247,16 +247,16 @@ func committedRows(t testing.TB, db *sql.DB) map[string]outboxRow {
 	return out
 }
 
-// gtidSeqs parses a MariaDB GTID position ("0-1-42,1-1-7") into the last
+// GTIDSeqs parses a MariaDB GTID position ("0-1-42,1-1-7") into the last
 // sequence number per domain.
-func gtidSeqs(t testing.TB, s string) map[uint32]uint64 {
+func GTIDSeqs(t testing.TB, s string) map[uint32]uint64 {
 	t.Helper()
 	out := map[uint32]uint64{}
 	for _, g := range strings.Split(s, ",") {
 		if g = strings.TrimSpace(g); g == "" {
 			continue
 		}
-		d, n, ok := parseGTID(g)
+		d, n, ok := ParseGTID(g)
 		if !ok {
 			t.Fatalf("GTID %q in %q", g, s)
 		}
@@ -265,7 +265,7 @@ func gtidSeqs(t testing.TB, s string) map[uint32]uint64 {
 	return out
 }
 
-func parseGTID(g string) (domain uint32, seq uint64, ok bool) {
+func ParseGTID(g string) (domain uint32, seq uint64, ok bool) {
 	parts := strings.Split(g, "-")
 	if len(parts) != 3 {
 		return 0, 0, false
@@ -293,16 +293,16 @@ func rssKB(pid int) (int64, error) {
 	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
 }
 
-// rssSampler records the largest RSS of a process, sampled every 100 ms.
-type rssSampler struct {
+// RSSSampler records the largest RSS of a process, sampled every 100 ms.
+type RSSSampler struct {
 	maxKB  atomic.Int64
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-func sampleRSS(pid int) *rssSampler {
+func SampleRSS(pid int) *RSSSampler {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &rssSampler{cancel: cancel, done: make(chan struct{})}
+	s := &RSSSampler{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		tick := time.NewTicker(100 * time.Millisecond)
@@ -321,28 +321,28 @@ func sampleRSS(pid int) *rssSampler {
 	return s
 }
 
-// stop ends sampling and returns the peak in MiB.
-func (s *rssSampler) stop() float64 {
+// Stop ends sampling and returns the peak in MiB.
+func (s *RSSSampler) Stop() float64 {
 	s.cancel()
 	<-s.done
 	return float64(s.maxKB.Load()) / 1024
 }
 
-// rssLimitMB bounds the router's memory in the fault tests: the race
+// RSSLimitMB bounds the router's memory in the fault tests: the race
 // detector multiplies memory use several times.
-func rssLimitMB() float64 {
+func RSSLimitMB() float64 {
 	if raceEnabled {
 		return 300
 	}
 	return 150
 }
 
-// logLine returns the first router log line containing s, or "".
-func (r *router) logLine(s string) string { return lineWith(r.out.String(), s) }
+// LogLine returns the first router log line containing s, or "".
+func (r *Router) LogLine(s string) string { return LineWith(r.Out.String(), s) }
 
-// lastLogLine returns the last router log line containing s, or "".
-func (r *router) lastLogLine(s string) string {
-	lines := strings.Split(r.out.String(), "\n")
+// LastLogLine returns the last router log line containing s, or "".
+func (r *Router) LastLogLine(s string) string {
+	lines := strings.Split(r.Out.String(), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if strings.Contains(lines[i], s) {
 			return lines[i]
@@ -351,22 +351,22 @@ func (r *router) lastLogLine(s string) string {
 	return ""
 }
 
-// logCount counts the router log lines containing s.
-func (r *router) logCount(s string) int { return strings.Count(r.out.String(), s) }
+// LogCount counts the router log lines containing s.
+func (r *Router) LogCount(s string) int { return strings.Count(r.Out.String(), s) }
 
-// mustRun fails the test if the router exited.
-func (r *router) mustRun(what string) {
+// MustRun fails the test if the router exited.
+func (r *Router) MustRun(what string) {
 	r.t.Helper()
-	if !r.running() {
-		r.t.Fatalf("%s: the router exited (%s); it must keep running", what, r.describeExit())
+	if !r.Running() {
+		r.t.Fatalf("%s: the router exited (%s); it must keep running", what, r.DescribeExit())
 	}
 }
 
-// pid is the running router's process id.
-func (r *router) pid() int { return r.cmd.Process.Pid }
+// PID is the running router's process id.
+func (r *Router) PID() int { return r.Cmd.Process.Pid }
 
-// argsWith replaces the value of flag in args.
-func argsWith(args []string, flag, value string) []string {
+// ArgsWith replaces the value of flag in args.
+func ArgsWith(args []string, flag, value string) []string {
 	out := append([]string(nil), args...)
 	for i := 0; i+1 < len(out); i++ {
 		if out[i] == flag {
@@ -376,18 +376,18 @@ func argsWith(args []string, flag, value string) []string {
 	return out
 }
 
-// finishRun ends a fault test's load, waits up to wait for every committed
+// FinishRun ends a fault test's load, waits up to wait for every committed
 // row, stops the router with SIGTERM (exit 0 expected) and checks, through
 // the collector, that each row was delivered exactly once and in order.
-func finishRun(t testing.TB, db *sql.DB, l *load, col *collector, r *router, wait time.Duration) verdict {
+func FinishRun(t testing.TB, db *sql.DB, l *Load, col *Collector, r *Router, wait time.Duration) Verdict {
 	t.Helper()
-	l.stop()
+	l.Stop()
 	t.Logf("load: %s", l)
-	want := committedRows(t, db)
-	col.waitAll(t, want, wait)
-	r.mustRun("end")
-	if code := r.stop(30 * time.Second); code != 0 {
+	want := CommittedRows(t, db)
+	col.WaitAll(t, want, wait)
+	r.MustRun("end")
+	if code := r.Stop(30 * time.Second); code != 0 {
 		t.Errorf("SIGTERM: exit code %d, want 0", code)
 	}
-	return checkDelivery(t, want, col.settle(t, time.Second), nil)
+	return CheckDelivery(t, want, col.Settle(t, time.Second), nil)
 }

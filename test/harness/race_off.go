@@ -1,5 +1,5 @@
 //go:build !race
 
-package test
+package harness
 
 const raceEnabled = false

@@ -1,4 +1,4 @@
-package test
+package harness
 
 import (
 	"encoding/binary"
@@ -11,20 +11,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// txnWatch follows, on the in-process kfake, whether a transactional
+// TxnWatch follows, on the in-process kfake, whether a transactional
 // producer has a Kafka transaction open: a transactional produce or
 // AddPartitionsToTxn opens one, EndTxn or a new InitProducerID ends it.
-// The producer uses the txnIDs in turn (routerTxnIDs); with none it
+// The producer uses the TxnIDs in turn (RouterTxnIDs); with none it
 // watches the produce requests of idempotent producers.
-type txnWatch struct {
+type TxnWatch struct {
 	onProduce atomic.Pointer[func()] // run once at the next transactional produce
 	open      atomic.Bool
-	records   atomic.Int64             // records produced, except to the skipped topic
+	Records   atomic.Int64             // records produced, except to the skipped topic
 	skip      atomic.Pointer[[16]byte] // a topic id (produce v13+ names topics by id)
 }
 
-func watchTxns(c *kfake.Cluster, txnIDs ...string) *txnWatch {
-	w := &txnWatch{}
+func WatchTxns(c *kfake.Cluster, txnIDs ...string) *TxnWatch {
+	w := &TxnWatch{}
 	ours := func(id string) bool {
 		if len(txnIDs) == 0 {
 			return id == ""
@@ -57,7 +57,7 @@ func watchTxns(c *kfake.Cluster, txnIDs ...string) *txnWatch {
 				continue
 			}
 			for _, pp := range tp.Partitions {
-				w.records.Add(int64(batchRecords(pp.Records)))
+				w.Records.Add(int64(batchRecords(pp.Records)))
 			}
 		}
 		return id
@@ -90,18 +90,18 @@ func batchRecords(b []byte) int {
 	return n
 }
 
-// kill runs kill and reports whether a Kafka transaction was open.
-func (w *txnWatch) kill(kill func()) bool {
+// Kill runs kill and reports whether a Kafka transaction was open.
+func (w *TxnWatch) Kill(kill func()) bool {
 	open := w.open.Load()
 	kill()
 	return open
 }
 
-// killAtProduce runs kill when the producer's next produce request
+// KillAtProduce runs kill when the producer's next produce request
 // arrives (before the broker handles it: its records are appended for a
 // dead producer), or after timeout if none comes. It reports whether a
 // Kafka transaction was open at the kill and whether a request came.
-func (w *txnWatch) killAtProduce(kill func(), timeout time.Duration) (open, hit bool) {
+func (w *TxnWatch) KillAtProduce(kill func(), timeout time.Duration) (open, hit bool) {
 	done := make(chan struct{})
 	f := func() { kill(); close(done) }
 	w.onProduce.Store(&f)
@@ -119,11 +119,11 @@ func (w *txnWatch) killAtProduce(kill func(), timeout time.Duration) (open, hit 
 	return true, true
 }
 
-// skipTopic makes the watch ignore records produced to topic, which
+// SkipTopic makes the watch ignore records produced to topic, which
 // must exist.
-func (w *txnWatch) skipTopic(t testing.TB, e *env, topic string) {
+func (w *TxnWatch) SkipTopic(t testing.TB, e *Env, topic string) {
 	t.Helper()
-	topics, err := e.admin().ListTopics(t.Context(), topic)
+	topics, err := e.Admin().ListTopics(t.Context(), topic)
 	if err != nil || topics.Error() != nil {
 		t.Fatalf("looking up topic %s: %v %v", topic, err, topics.Error())
 	}

@@ -1,4 +1,4 @@
-package test
+package harness
 
 import (
 	"context"
@@ -13,50 +13,50 @@ import (
 	"github.com/google/uuid"
 )
 
-// dbzTxn is one committed transaction of a dbzLoad.
-type dbzTxn struct {
+// DbzTxn is one committed transaction of a DbzLoad.
+type DbzTxn struct {
 	GTID     string
-	Rows     []outboxRow // outbox rows in statement order
+	Rows     []OutboxRow // outbox rows in statement order
 	MultiRow bool        // the rows were one INSERT (one rows event), else one INSERT each
 }
 
-// dbzLoad is an application writing Debezium's outbox table from one
+// DbzLoad is an application writing Debezium's outbox table from one
 // connection, so its commit order is the binlog order: each transaction
 // inserts a business row, then 1 to 3 outbox rows (alternately one INSERT
 // per row and one multi-row INSERT) over three aggregate types. Every
 // payload carries its aggregate's sequence number.
-type dbzLoad struct {
+type DbzLoad struct {
 	conn *sql.Conn
 	rng  *rand.Rand
 	rate int // rows per second
 	seq  map[string]int
 
 	mu   sync.Mutex
-	txns []dbzTxn
+	txns []DbzTxn
 	err  error
 
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-func startDbzLoad(t *testing.T, db *sql.DB, rowsPerSecond int) *dbzLoad {
+func StartDbzLoad(t *testing.T, db *sql.DB, rowsPerSecond int) *DbzLoad {
 	t.Helper()
 	conn, err := db.Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &dbzLoad{conn: conn, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)), rate: rowsPerSecond,
+	l := &DbzLoad{conn: conn, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)), rate: rowsPerSecond,
 		seq: map[string]int{}, cancel: cancel, done: make(chan struct{})}
 	go l.run(ctx)
 	t.Cleanup(func() {
-		l.stop()
+		l.Stop()
 		_ = conn.Close()
 	})
 	return l
 }
 
-func (l *dbzLoad) run(ctx context.Context) {
+func (l *DbzLoad) run(ctx context.Context) {
 	defer close(l.done)
 	next := time.Now()
 	for n := 0; ctx.Err() == nil; n++ {
@@ -86,8 +86,8 @@ func (l *dbzLoad) run(ctx context.Context) {
 
 var dbzAggregateTypes = []string{"order", "customer", "payment"}
 
-func (l *dbzLoad) tx(ctx context.Context, n int, multiRow bool) (dbzTxn, error) {
-	txn := dbzTxn{MultiRow: multiRow}
+func (l *DbzLoad) tx(ctx context.Context, n int, multiRow bool) (DbzTxn, error) {
+	txn := DbzTxn{MultiRow: multiRow}
 	tx, err := l.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return txn, err
@@ -103,7 +103,7 @@ func (l *dbzLoad) tx(ctx context.Context, n int, multiRow bool) (dbzTxn, error) 
 		agg := fmt.Sprintf("%s-%d", typ, l.rng.IntN(20))
 		l.seq[agg]++
 		id := uuid.NewString()
-		txn.Rows = append(txn.Rows, outboxRow{ID: id, Agg: agg, Type: typ + "Changed", Seq: l.seq[agg]})
+		txn.Rows = append(txn.Rows, OutboxRow{ID: id, Agg: agg, Type: typ + "Changed", Seq: l.seq[agg]})
 		values = append(values, "(?, ?, ?, ?, ?)")
 		args = append(args, id, typ, agg, typ+"Changed", fmt.Sprintf(`{"agg":%q,"seq":%d}`, agg, l.seq[agg]))
 	}
@@ -128,23 +128,23 @@ func (l *dbzLoad) tx(ctx context.Context, n int, multiRow bool) (dbzTxn, error) 
 	return txn, nil
 }
 
-// stop ends the load after the transaction in progress.
-func (l *dbzLoad) stop() {
+// Stop ends the load after the transaction in progress.
+func (l *DbzLoad) Stop() {
 	l.cancel()
 	<-l.done
 }
 
-// committed returns the transactions committed so far and the load's
+// Committed returns the transactions committed so far and the load's
 // error, if it stopped on one.
-func (l *dbzLoad) committed() ([]dbzTxn, error) {
+func (l *DbzLoad) Committed() ([]DbzTxn, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]dbzTxn(nil), l.txns...), l.err
+	return append([]DbzTxn(nil), l.txns...), l.err
 }
 
 // rows is the number of outbox rows committed so far.
-func (l *dbzLoad) rows() int {
-	txns, _ := l.committed()
+func (l *DbzLoad) rows() int {
+	txns, _ := l.Committed()
 	n := 0
 	for _, t := range txns {
 		n += len(t.Rows)
@@ -152,13 +152,13 @@ func (l *dbzLoad) rows() int {
 	return n
 }
 
-// bigTx commits one transaction of a business row and n outbox rows of
+// BigTx commits one transaction of a business row and n outbox rows of
 // aggregate type "order", one INSERT statement per row (sent 100 to a
 // round trip), between the load's own transactions.
-func (l *dbzLoad) bigTx(ctx context.Context, n int) (dbzTxn, error) {
+func (l *DbzLoad) BigTx(ctx context.Context, n int) (DbzTxn, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	txn := dbzTxn{}
+	txn := DbzTxn{}
 	tx, err := l.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return txn, err
@@ -174,7 +174,7 @@ func (l *dbzLoad) bigTx(ctx context.Context, n int) (dbzTxn, error) {
 			agg := fmt.Sprintf("order-big-%d", done%50)
 			l.seq[agg]++
 			id := uuid.NewString()
-			txn.Rows = append(txn.Rows, outboxRow{ID: id, Agg: agg, Type: "orderImported", Seq: l.seq[agg]})
+			txn.Rows = append(txn.Rows, OutboxRow{ID: id, Agg: agg, Type: "orderImported", Seq: l.seq[agg]})
 			stmts = append(stmts, "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES (?, 'order', ?, 'orderImported', ?)")
 			args = append(args, id, agg, fmt.Sprintf(`{"agg":%q,"seq":%d}`, agg, l.seq[agg]))
 		}

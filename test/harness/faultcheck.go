@@ -1,4 +1,4 @@
-package test
+package harness
 
 import (
 	"context"
@@ -13,152 +13,152 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// delivered is one record as a downstream read_committed consumer saw it.
-type delivered struct {
+// Delivered is one record as a downstream read_committed consumer saw it.
+type Delivered struct {
 	ID, Topic, Key, GTID string
 	Seq                  int
 	Partition            int32
 	Offset               int64
 }
 
-// collector reads the outbox topics through a consumer in the background
+// Collector reads the outbox topics through a consumer in the background
 // for the whole test, keeping every record in arrival order
 // (which is partition order within a partition).
-type collector struct {
-	cons   *consumer
+type Collector struct {
+	cons   *Consumer
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu   sync.Mutex
-	recs []delivered
-	ids  map[string]int
+	Mu   sync.Mutex
+	Recs []Delivered
+	IDs  map[string]int
 	bad  []string // records that are not outbox events of the test
 }
 
-func newCollector(t testing.TB, brokers []string, topicRegex string) *collector {
+func NewCollector(t testing.TB, brokers []string, topicRegex string) *Collector {
 	t.Helper()
-	cons := newConsumer(t, brokers, topicRegex)
+	cons := NewConsumer(t, brokers, topicRegex)
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &collector{cons: cons, cancel: cancel, done: make(chan struct{}), ids: map[string]int{}}
+	c := &Collector{cons: cons, cancel: cancel, done: make(chan struct{}), IDs: map[string]int{}}
 	go c.run(ctx)
 	t.Cleanup(c.close)
 	return c
 }
 
-func (c *collector) run(ctx context.Context) {
+func (c *Collector) run(ctx context.Context) {
 	defer close(c.done)
 	for ctx.Err() == nil {
 		fs := c.cons.cl.PollFetches(ctx)
-		c.mu.Lock()
+		c.Mu.Lock()
 		fs.EachRecord(func(r *kgo.Record) {
-			d := delivered{Topic: r.Topic, Key: string(r.Key), Partition: r.Partition, Offset: r.Offset}
-			d.ID, _ = header(r, "id")
-			d.GTID, _ = header(r, "binlog_gtid")
+			d := Delivered{Topic: r.Topic, Key: string(r.Key), Partition: r.Partition, Offset: r.Offset}
+			d.ID, _ = Header(r, "id")
+			d.GTID, _ = Header(r, "binlog_gtid")
 			var p struct{ Seq int }
 			if d.ID == "" || json.Unmarshal(r.Value, &p) != nil {
 				c.bad = append(c.bad, fmt.Sprintf("%s/%d@%d key %q value %.80q", r.Topic, r.Partition, r.Offset, r.Key, r.Value))
 				return
 			}
 			d.Seq = p.Seq
-			c.recs = append(c.recs, d)
-			c.ids[d.ID]++
+			c.Recs = append(c.Recs, d)
+			c.IDs[d.ID]++
 		})
-		c.mu.Unlock()
+		c.Mu.Unlock()
 	}
 }
 
 // close ends the background reading (before the consumer's client is
 // closed: cleanups run last registered first).
-func (c *collector) close() {
+func (c *Collector) close() {
 	c.cancel()
 	<-c.done
 }
 
-// distinct is the number of different event ids read so far.
-func (c *collector) distinct() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.ids)
+// Distinct is the number of different event ids read so far.
+func (c *Collector) Distinct() int {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	return len(c.IDs)
 }
 
-// count is the number of records read so far.
-func (c *collector) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.recs)
+// Count is the number of records read so far.
+func (c *Collector) Count() int {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	return len(c.Recs)
 }
 
-// missing is how many of want have not been read yet.
-func (c *collector) missing(want map[string]outboxRow) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// Missing is how many of want have not been read yet.
+func (c *Collector) Missing(want map[string]OutboxRow) int {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	n := 0
 	for id := range want {
-		if c.ids[id] == 0 {
+		if c.IDs[id] == 0 {
 			n++
 		}
 	}
 	return n
 }
 
-// waitProgress waits until n more distinct events than now were read;
+// WaitProgress waits until n more distinct events than now were read;
 // it fails at once if the router r exits.
-func (c *collector) waitProgress(t testing.TB, r *router, n int, timeout time.Duration, what string) {
+func (c *Collector) WaitProgress(t testing.TB, r *Router, n int, timeout time.Duration, what string) {
 	t.Helper()
-	from := c.distinct()
-	eventually(t, timeout, fmt.Sprintf("%s: %d new events after %d", what, n, from),
-		func() bool { return c.distinct() >= from+n || !r.running() })
-	r.mustRun(what)
+	from := c.Distinct()
+	Eventually(t, timeout, fmt.Sprintf("%s: %d new events after %d", what, n, from),
+		func() bool { return c.Distinct() >= from+n || !r.Running() })
+	r.MustRun(what)
 }
 
-// waitAll waits until every row of want was read.
-func (c *collector) waitAll(t testing.TB, want map[string]outboxRow, timeout time.Duration) {
+// WaitAll waits until every row of want was read.
+func (c *Collector) WaitAll(t testing.TB, want map[string]OutboxRow, timeout time.Duration) {
 	t.Helper()
-	if err := poll(timeout, func() bool { return c.missing(want) == 0 }); err != nil {
-		t.Errorf("reading all %d committed events: %d still missing after %s", len(want), c.missing(want), timeout)
+	if err := Poll(timeout, func() bool { return c.Missing(want) == 0 }); err != nil {
+		t.Errorf("reading all %d committed events: %d still missing after %s", len(want), c.Missing(want), timeout)
 	}
 }
 
-// settle waits until nothing new arrived for d (a late duplicate would)
+// Settle waits until nothing new arrived for d (a late duplicate would)
 // and returns every record read; records that are no outbox event of the
 // test fail it.
-func (c *collector) settle(t testing.TB, d time.Duration) []delivered {
+func (c *Collector) Settle(t testing.TB, d time.Duration) []Delivered {
 	t.Helper()
-	last, since := c.count(), time.Now()
+	last, since := c.Count(), time.Now()
 	for time.Since(since) < d {
 		time.Sleep(50 * time.Millisecond)
-		if n := c.count(); n != last {
+		if n := c.Count(); n != last {
 			last, since = n, time.Now()
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	for _, b := range c.bad {
 		t.Errorf("unexpected record %s", b)
 	}
-	return append([]delivered(nil), c.recs...)
+	return append([]Delivered(nil), c.Recs...)
 }
 
-// verdict is what checkDelivery found.
-type verdict struct {
+// Verdict is what CheckDelivery found.
+type Verdict struct {
 	Events, Records, Lost, Duplicated, Unknown, Disordered int
 }
 
-func (v verdict) String() string {
+func (v Verdict) String() string {
 	return fmt.Sprintf("events checked %d, records read %d, lost %d, duplicated %d, unknown %d, out of order %d",
 		v.Events, v.Records, v.Lost, v.Duplicated, v.Unknown, v.Disordered)
 }
 
-// checkDelivery compares what a consumer read with the committed outbox
+// CheckDelivery compares what a consumer read with the committed outbox
 // rows: every row read (lost otherwise), no record that is not a row,
 // each record's key and sequence number those of its row, and, within a
 // topic and key, sequence numbers increasing on first occurrences. A
 // repeated event is reported unless dupOK accepts it (nil accepts none).
-func checkDelivery(t testing.TB, want map[string]outboxRow, got []delivered, dupOK func(delivered) bool) verdict {
+func CheckDelivery(t testing.TB, want map[string]OutboxRow, got []Delivered, dupOK func(Delivered) bool) Verdict {
 	t.Helper()
-	v := verdict{Events: len(want), Records: len(got)}
+	v := Verdict{Events: len(want), Records: len(got)}
 	seen := map[string]int{}
-	first := map[string]delivered{} // event id -> its first record
+	first := map[string]Delivered{} // event id -> its first record
 	last := map[string]int{}        // topic/key -> last sequence number
 	var lost, unknown, dups, disorder, wrong []string
 	for _, d := range got {
@@ -239,7 +239,7 @@ func statsOf(t testing.TB) *faultStats {
 
 // noteDelivery records a delivery check's verdict; dups is how many of
 // its repeated records were outside the allowed bound.
-func noteDelivery(t testing.TB, v verdict, dups int) {
+func noteDelivery(t testing.TB, v Verdict, dups int) {
 	faultStatsMu.Lock()
 	defer faultStatsMu.Unlock()
 	s := statsOf(t)
@@ -249,9 +249,9 @@ func noteDelivery(t testing.TB, v verdict, dups int) {
 	s.allowed = max(s.allowed, v.Duplicated-dups)
 }
 
-// noteRecovery records, for the test's line, that routing resumed d after
+// NoteRecovery records, for the test's line, that routing resumed d after
 // a fault began.
-func noteRecovery(t testing.TB, d time.Duration) {
+func NoteRecovery(t testing.TB, d time.Duration) {
 	faultStatsMu.Lock()
 	defer faultStatsMu.Unlock()
 	s := statsOf(t)

@@ -1,4 +1,4 @@
-package test
+package harness
 
 import (
 	"encoding/binary"
@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// kafkaProxy forwards TCP connections to one Kafka listener and can act
+// KafkaProxy forwards TCP connections to one Kafka listener and can act
 // when a request of a given API key passes through: run a function (kill
 // the router, stop the broker) before the request is forwarded, and then
 // forward it, drop the connection instead, or forward it and drop the
@@ -21,58 +21,58 @@ import (
 // a client that bootstraps through the proxy then stays behind it. It is
 // the Apache Kafka counterpart of kfake's ControlKey for the requests of
 // the clients that connect through it.
-type kafkaProxy struct {
+type KafkaProxy struct {
 	ln net.Listener
 
 	mu     sync.Mutex
 	target string
-	traps  []*proxyTrap
+	traps  []*ProxyTrap
 	conns  map[net.Conn]struct{}
 	closed bool
 	wg     sync.WaitGroup
 }
 
-// proxyTrap is one armed action: f runs for the next request of key.
-type proxyTrap struct {
+// ProxyTrap is one armed action: f runs for the next request of key.
+type ProxyTrap struct {
 	key kmsg.Key
-	f   func() proxyAction
+	f   func() ProxyAction
 	hit chan struct{} // closed once f returned
 }
 
-// proxyAction is what happens to a trapped request after its trap ran.
-type proxyAction int
+// ProxyAction is what happens to a trapped request after its trap ran.
+type ProxyAction int
 
 const (
-	forward     proxyAction = iota // the broker gets it, the client its response
-	drop                           // the connection closes; the broker never sees it
-	forwardDrop                    // the broker gets it; the connection closes before its response
+	Forward     ProxyAction = iota // the broker gets it, the client its response
+	Drop                           // the connection closes; the broker never sees it
+	ForwardDrop                    // the broker gets it; the connection closes before its response
 )
 
 // newKafkaProxy listens on a free loopback port; its target is set later
 // (setTarget), once the broker's listener is known.
-func newKafkaProxy() (*kafkaProxy, error) {
+func newKafkaProxy() (*KafkaProxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	p := &kafkaProxy{ln: ln, conns: map[net.Conn]struct{}{}}
+	p := &KafkaProxy{ln: ln, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
 }
 
-func (p *kafkaProxy) addr() string { return p.ln.Addr().String() }
+func (p *KafkaProxy) addr() string { return p.ln.Addr().String() }
 
-func (p *kafkaProxy) setTarget(addr string) {
+func (p *KafkaProxy) setTarget(addr string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.target = addr
 }
 
-// at arms f to run, once, when the next request of key arrives, before
+// At arms f to run, once, when the next request of key arrives, before
 // it is forwarded; f returns what to do with the request.
-func (p *kafkaProxy) at(key kmsg.Key, f func() proxyAction) *proxyTrap {
-	tr := &proxyTrap{key: key, f: f, hit: make(chan struct{})}
+func (p *KafkaProxy) At(key kmsg.Key, f func() ProxyAction) *ProxyTrap {
+	tr := &ProxyTrap{key: key, f: f, hit: make(chan struct{})}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.traps = append(p.traps, tr)
@@ -81,7 +81,7 @@ func (p *kafkaProxy) at(key kmsg.Key, f func() proxyAction) *proxyTrap {
 
 // disarm removes tr if it has not fired; it reports whether it removed it
 // (false: f runs or ran).
-func (p *kafkaProxy) disarm(tr *proxyTrap) bool {
+func (p *KafkaProxy) disarm(tr *ProxyTrap) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, x := range p.traps {
@@ -93,9 +93,9 @@ func (p *kafkaProxy) disarm(tr *proxyTrap) bool {
 	return false
 }
 
-// wait waits until tr fired or timeout passed, then disarms it; it
+// Wait waits until tr fired or timeout passed, then disarms it; it
 // reports whether it fired.
-func (p *kafkaProxy) wait(tr *proxyTrap, timeout time.Duration) bool {
+func (p *KafkaProxy) Wait(tr *ProxyTrap, timeout time.Duration) bool {
 	select {
 	case <-tr.hit:
 		return true
@@ -109,7 +109,7 @@ func (p *kafkaProxy) wait(tr *proxyTrap, timeout time.Duration) bool {
 }
 
 // take removes and returns the first trap armed for key, or nil.
-func (p *kafkaProxy) take(key int16) *proxyTrap {
+func (p *KafkaProxy) take(key int16) *ProxyTrap {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, tr := range p.traps {
@@ -122,13 +122,13 @@ func (p *kafkaProxy) take(key int16) *proxyTrap {
 }
 
 // reset disarms every trap.
-func (p *kafkaProxy) reset() {
+func (p *KafkaProxy) reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.traps = nil
 }
 
-func (p *kafkaProxy) close() {
+func (p *KafkaProxy) close() {
 	p.mu.Lock()
 	p.closed = true
 	for c := range p.conns {
@@ -139,7 +139,7 @@ func (p *kafkaProxy) close() {
 	p.wg.Wait()
 }
 
-func (p *kafkaProxy) track(c net.Conn) bool {
+func (p *KafkaProxy) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -149,13 +149,13 @@ func (p *kafkaProxy) track(c net.Conn) bool {
 	return true
 }
 
-func (p *kafkaProxy) untrack(c net.Conn) {
+func (p *KafkaProxy) untrack(c net.Conn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.conns, c)
 }
 
-func (p *kafkaProxy) accept() {
+func (p *KafkaProxy) accept() {
 	defer p.wg.Done()
 	for {
 		c, err := p.ln.Accept()
@@ -172,7 +172,7 @@ func (p *kafkaProxy) accept() {
 
 // serve forwards one client connection: responses are copied as they
 // come, requests frame by frame so that traps see each one.
-func (p *kafkaProxy) serve(client net.Conn) {
+func (p *KafkaProxy) serve(client net.Conn) {
 	defer client.Close()
 	p.mu.Lock()
 	target := p.target
@@ -207,9 +207,9 @@ func (p *kafkaProxy) serve(client net.Conn) {
 				action := tr.f()
 				close(tr.hit)
 				switch action {
-				case drop:
+				case Drop:
 					return
-				case forwardDrop:
+				case ForwardDrop:
 					// The client goes; the broker's connection stays until
 					// the response came (and found no one to take it).
 					_, _ = broker.Write(frame)
@@ -247,7 +247,7 @@ func readFrame(r io.Reader) ([]byte, error) {
 }
 
 // newTestProxy is a proxy closed at the end of the test.
-func newTestProxy(t testing.TB) *kafkaProxy {
+func newTestProxy(t testing.TB) *KafkaProxy {
 	t.Helper()
 	p, err := newKafkaProxy()
 	if err != nil {

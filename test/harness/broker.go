@@ -1,4 +1,4 @@
-package test
+package harness
 
 import (
 	"context"
@@ -11,21 +11,21 @@ import (
 	"github.com/binlog-router/binlog-router/internal/devenv"
 )
 
-// brokerEnv selects the Kafka the suites run on: "kfake" (the default, an
+// BrokerEnv selects the Kafka the suites run on: "kfake" (the default, an
 // in-process kfake per test) or "apache" (one private Apache Kafka node
 // started for the whole test binary and reached as if through
 // KAFKA_BROKERS; tests that need a broker of their own start one with
 // devenv.NewApacheKafka). `make test` runs the Kafka-side suites once per
 // broker.
-const brokerEnv = "BINLOG_ROUTER_TEST_BROKER"
+const BrokerEnv = "BINLOG_ROUTER_TEST_BROKER"
 
-// sharedApache is the test binary's Apache Kafka node, nil on kfake.
-var sharedApache *devenv.ApacheKafka
+// SharedApache is the test binary's Apache Kafka node, nil on kfake.
+var SharedApache *devenv.ApacheKafka
 
-// sharedProxy is a kafkaProxy in front of sharedApache's listener
+// sharedProxy is a KafkaProxy in front of SharedApache's listener
 // proxiedListener, which advertises the proxy's address: a router given
 // sharedProxy.addr() talks to the node only through it. nil on kfake.
-var sharedProxy *kafkaProxy
+var sharedProxy *KafkaProxy
 
 const proxiedListener = "PROXIED"
 
@@ -36,7 +36,7 @@ const proxiedListener = "PROXIED"
 // their timeout (the stall test), and a log cleaner that looks for work
 // every half second (the compaction test). Neither changes what the other
 // suites see.
-func sharedApacheConfig(proxy *kafkaProxy) devenv.ApacheKafkaConfig {
+func sharedApacheConfig(proxy *KafkaProxy) devenv.ApacheKafkaConfig {
 	return devenv.ApacheKafkaConfig{
 		FormatArgs: []string{"--feature", "transaction.version=2"},
 		Props: map[string]string{
@@ -48,18 +48,18 @@ func sharedApacheConfig(proxy *kafkaProxy) devenv.ApacheKafkaConfig {
 	}
 }
 
-// onApache reports whether this run is the Apache Kafka pass.
-func onApache() bool { return os.Getenv(brokerEnv) == "apache" }
+// OnApache reports whether this run is the Apache Kafka pass.
+func OnApache() bool { return os.Getenv(BrokerEnv) == "apache" }
 
-// startSharedKafka starts the shared Apache Kafka node when brokerEnv asks
+// startSharedKafka starts the shared Apache Kafka node when BrokerEnv asks
 // for it and points KAFKA_BROKERS at it.
 func startSharedKafka() (stop func(), err error) {
-	switch v := os.Getenv(brokerEnv); v {
+	switch v := os.Getenv(BrokerEnv); v {
 	case "", "kfake":
 		return func() {}, nil
 	case "apache":
 	default:
-		return nil, fmt.Errorf("%s=%q: want kfake or apache", brokerEnv, v)
+		return nil, fmt.Errorf("%s=%q: want kfake or apache", BrokerEnv, v)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -76,7 +76,7 @@ func startSharedKafka() (stop func(), err error) {
 	proxy.setTarget(a.ListenerAddrs(proxiedListener)[0])
 	fmt.Fprintf(os.Stderr, "apache kafka %s on %s, proxied at %s (started in %v)\n", a.Version(), strings.Join(a.Brokers(), ","),
 		proxy.addr(), time.Since(start).Round(time.Millisecond))
-	sharedApache, sharedProxy = a, proxy
+	SharedApache, sharedProxy = a, proxy
 	os.Setenv(devenv.BrokersEnv, strings.Join(a.Brokers(), ","))
 	return func() {
 		stopCluster3()
@@ -85,33 +85,33 @@ func startSharedKafka() (stop func(), err error) {
 	}, nil
 }
 
-// proxiedRouter makes the router of e (and the CLI commands) reach the
+// ProxiedRouter makes the router of e (and the CLI commands) reach the
 // shared Apache Kafka node through sharedProxy, and returns the proxy
 // (nil on kfake). Its traps are disarmed at the end of the test.
-func proxiedRouter(t testing.TB, e *env) *kafkaProxy {
+func ProxiedRouter(t testing.TB, e *Env) *KafkaProxy {
 	t.Helper()
-	if e.proxy != nil {
-		return e.proxy
+	if e.Proxy != nil {
+		return e.Proxy
 	}
-	if sharedProxy == nil || e.kafka.Apache != nil {
+	if sharedProxy == nil || e.Kafka.Apache != nil {
 		return nil
 	}
-	e.proxy, e.routerBrokers = sharedProxy, []string{sharedProxy.addr()}
+	e.Proxy, e.routerBrokers = sharedProxy, []string{sharedProxy.addr()}
 	t.Cleanup(sharedProxy.reset)
 	return sharedProxy
 }
 
-// privateApacheProxied starts a private Apache Kafka cluster (as
-// privateApache) whose nodes advertise, on an extra listener, one proxy
+// PrivateApacheProxied starts a private Apache Kafka cluster (as
+// PrivateApache) whose nodes advertise, on an extra listener, one proxy
 // each; the router of e reaches the cluster through them, and e.proxy is
 // the first node's.
-func privateApacheProxied(t testing.TB, cfg devenv.ApacheKafkaConfig) (*devenv.Kafka, []*kafkaProxy) {
+func PrivateApacheProxied(t testing.TB, cfg devenv.ApacheKafkaConfig) (*devenv.Kafka, []*KafkaProxy) {
 	t.Helper()
-	if !onApache() {
-		t.Skipf("runs on the Apache Kafka pass (%s=apache)", brokerEnv)
+	if !OnApache() {
+		t.Skipf("runs on the Apache Kafka pass (%s=apache)", BrokerEnv)
 	}
 	n := max(cfg.Nodes, 1)
-	proxies := make([]*kafkaProxy, n)
+	proxies := make([]*KafkaProxy, n)
 	for i := range proxies {
 		proxies[i] = newTestProxy(t)
 	}
@@ -124,45 +124,45 @@ func privateApacheProxied(t testing.TB, cfg devenv.ApacheKafkaConfig) (*devenv.K
 	return k, proxies
 }
 
-// useProxies makes the router of e reach its Kafka through proxies.
-func (e *env) useProxies(proxies []*kafkaProxy) {
-	e.proxy, e.routerBrokers = proxies[0], nil
+// UseProxies makes the router of e reach its Kafka through proxies.
+func (e *Env) UseProxies(proxies []*KafkaProxy) {
+	e.Proxy, e.routerBrokers = proxies[0], nil
 	for _, p := range proxies {
 		e.routerBrokers = append(e.routerBrokers, p.addr())
 	}
 }
 
-// brokerName names the Kafka of e in test logs.
-func (e *env) brokerName() string {
-	if a := e.kafka.Apache; a != nil {
+// BrokerName names the Kafka of e in test logs.
+func (e *Env) BrokerName() string {
+	if a := e.Kafka.Apache; a != nil {
 		kind := "private"
 		if a == cluster3 {
 			kind = "shared"
 		}
 		return fmt.Sprintf("apache-kafka-%s (%d node(s), %s)", a.Version(), len(a.Brokers()), kind)
 	}
-	return brokerName()
+	return BrokerName()
 }
 
-// brokerName names the broker of this run in test logs and reports.
-func brokerName() string {
-	if onApache() {
+// BrokerName names the broker of this run in test logs and reports.
+func BrokerName() string {
+	if OnApache() {
 		return "apache-kafka-" + devenv.KafkaVersion()
 	}
 	return "kfake"
 }
 
-// privateApache starts an Apache Kafka node of the test's own (one it may
+// PrivateApache starts an Apache Kafka node of the test's own (one it may
 // stop, kill or misconfigure), or skips on the kfake pass.
-func privateApache(t *testing.T, cfg devenv.ApacheKafkaConfig) *devenv.Kafka {
+func PrivateApache(t *testing.T, cfg devenv.ApacheKafkaConfig) *devenv.Kafka {
 	t.Helper()
-	if !onApache() {
-		t.Skipf("runs on the Apache Kafka pass (%s=apache)", brokerEnv)
+	if !OnApache() {
+		t.Skipf("runs on the Apache Kafka pass (%s=apache)", BrokerEnv)
 	}
 	return newPrivateApache(t, cfg)
 }
 
-// newPrivateApache starts the cluster of privateApache; a failed test
+// newPrivateApache starts the cluster of PrivateApache; a failed test
 // keeps its nodes' logs (keepLog).
 func newPrivateApache(t testing.TB, cfg devenv.ApacheKafkaConfig) *devenv.Kafka {
 	t.Helper()

@@ -1,4 +1,4 @@
-package test
+package harness
 
 import (
 	"bytes"
@@ -13,58 +13,58 @@ import (
 	"time"
 )
 
-// router is one binlog-router process: `binlog-router run` (startRouter)
-// or another command (startCommand).
-type router struct {
+// Router is one binlog-router process: `binlog-router run` (StartRouter)
+// or another command (StartCommand).
+type Router struct {
 	t       testing.TB
 	command string // "run", "replay", ...
 	args    []string
 	env     []string
-	cmd     *exec.Cmd
-	out     *lockedBuffer
-	mark    int // length of out when the current process started
+	Cmd     *exec.Cmd
+	Out     *LockedBuffer
+	Mark    int // length of out when the current process started
 	done    chan struct{}
 	err     error // Wait's result for the current process; read after done
 }
 
-type lockedBuffer struct {
+type LockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *LockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) String() string {
+func (l *LockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
 }
 
-func (l *lockedBuffer) Len() int {
+func (l *LockedBuffer) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Len()
 }
 
-// startRouter runs `binlog-router run args...`; the process is killed at
+// StartRouter runs `binlog-router run args...`; the process is killed at
 // cleanup and its log is printed if the test failed.
-func startRouter(t testing.TB, args ...string) *router {
+func StartRouter(t testing.TB, args ...string) *Router {
 	t.Helper()
-	return startCommand(t, "run", args...)
+	return StartCommand(t, "run", args...)
 }
 
-// startRouterEnv is startRouter with extra environment variables.
-func startRouterEnv(t *testing.T, env []string, args ...string) *router {
+// StartRouterEnv is StartRouter with extra environment variables.
+func StartRouterEnv(t *testing.T, env []string, args ...string) *Router {
 	t.Helper()
 	return startProcess(t, "run", env, args)
 }
 
-// startCommand runs `binlog-router command args...` as startRouter does.
-func startCommand(t testing.TB, command string, args ...string) *router {
+// StartCommand runs `binlog-router command args...` as StartRouter does.
+func StartCommand(t testing.TB, command string, args ...string) *Router {
 	t.Helper()
 	return startProcess(t, command, nil, args)
 }
@@ -72,15 +72,15 @@ func startCommand(t testing.TB, command string, args ...string) *router {
 // startProcess starts `binlog-router command args...` with the extra
 // environment variables env; the process is killed when the test ends,
 // and its log shown if the test failed.
-func startProcess(t testing.TB, command string, env, args []string) *router {
+func startProcess(t testing.TB, command string, env, args []string) *Router {
 	t.Helper()
-	r := &router{t: t, command: command, args: args, env: env, out: &lockedBuffer{}}
-	r.start()
+	r := &Router{t: t, command: command, args: args, env: env, Out: &LockedBuffer{}}
+	r.Start()
 	t.Cleanup(func() {
-		r.kill()
+		r.Kill()
 		if t.Failed() {
-			t.Logf("router log:\n%s", tail(r.out.String(), 60))
-			keepLog(t, "router", r.out.String())
+			t.Logf("router log:\n%s", Tail(r.Out.String(), 60))
+			keepLog(t, "router", r.Out.String())
 		}
 	})
 	return r
@@ -107,18 +107,18 @@ func keepLog(t testing.TB, what, log string) {
 	t.Logf("%s log kept in %s", what, f.Name())
 }
 
-func (r *router) start() {
+func (r *Router) Start() {
 	r.t.Helper()
-	r.cmd = exec.Command(routerBin, append([]string{r.command}, r.args...)...)
-	r.cmd.Env = append(os.Environ(), r.env...)
-	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
+	r.Cmd = exec.Command(RouterBin, append([]string{r.command}, r.args...)...)
+	r.Cmd.Env = append(os.Environ(), r.env...)
+	r.Cmd.Stdout, r.Cmd.Stderr = r.Out, r.Out
 	// The kernel sends Pdeathsig when the thread that started the child
 	// exits (go.dev/issue/27505). Go ends a thread only when a goroutine
 	// locked to it (runtime.LockOSThread) returns, which nothing in this
 	// test binary does: so in practice when the test process dies.
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	r.mark = r.out.Len()
-	if err := r.cmd.Start(); err != nil {
+	r.Cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	r.Mark = r.Out.Len()
+	if err := r.Cmd.Start(); err != nil {
 		r.t.Fatalf("starting router: %v", err)
 	}
 	done := make(chan struct{})
@@ -127,16 +127,16 @@ func (r *router) start() {
 		err := cmd.Wait()
 		r.err = err
 		close(done)
-	}(r.cmd)
+	}(r.Cmd)
 }
 
-// restart starts the process again with the same arguments.
-func (r *router) restart() {
+// Restart starts the process again with the same arguments.
+func (r *Router) Restart() {
 	r.t.Helper()
-	r.start()
+	r.Start()
 }
 
-func (r *router) running() bool {
+func (r *Router) Running() bool {
 	select {
 	case <-r.done:
 		return false
@@ -145,40 +145,40 @@ func (r *router) running() bool {
 	}
 }
 
-// stop sends SIGTERM and waits for the exit; it returns the exit code,
+// Stop sends SIGTERM and waits for the exit; it returns the exit code,
 // -1 when a signal ended the process (the signal is logged).
 //
 // A process that has not written its first log line may not handle
 // SIGTERM yet (it does from the start of main, before any output), and
 // would die of it: stop waits for that line first, as an operator's stop
 // comes after the start.
-func (r *router) stop(timeout time.Duration) int {
+func (r *Router) Stop(timeout time.Duration) int {
 	r.t.Helper()
 	deadline := time.Now().Add(timeout)
-	for r.running() && r.out.Len() == r.mark && time.Now().Before(deadline) {
+	for r.Running() && r.Out.Len() == r.Mark && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if !r.running() {
-		r.t.Logf("router had exited before SIGTERM: %s", r.describeExit())
-		return r.exitCode()
+	if !r.Running() {
+		r.t.Logf("router had exited before SIGTERM: %s", r.DescribeExit())
+		return r.ExitCode()
 	}
-	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	_ = r.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-r.done:
 	case <-time.After(time.Until(deadline)):
-		r.kill()
+		r.Kill()
 		r.t.Fatalf("router did not stop within %s after SIGTERM", timeout)
 	}
-	if code := r.exitCode(); code != 0 {
-		r.t.Logf("router stopped by SIGTERM: %s", r.describeExit())
+	if code := r.ExitCode(); code != 0 {
+		r.t.Logf("router stopped by SIGTERM: %s", r.DescribeExit())
 	}
-	return r.exitCode()
+	return r.ExitCode()
 }
 
-// describeExit says how the process ended: its exit code, or the signal
+// DescribeExit says how the process ended: its exit code, or the signal
 // that ended it.
-func (r *router) describeExit() string {
-	ps := r.cmd.ProcessState
+func (r *Router) DescribeExit() string {
+	ps := r.Cmd.ProcessState
 	if ps == nil {
 		return "still running"
 	}
@@ -188,37 +188,37 @@ func (r *router) describeExit() string {
 	return fmt.Sprintf("pid %d exited with code %d", ps.Pid(), ps.ExitCode())
 }
 
-// kill sends SIGKILL and waits.
-func (r *router) kill() {
-	if r.cmd == nil || !r.running() {
+// Kill sends SIGKILL and waits.
+func (r *Router) Kill() {
+	if r.Cmd == nil || !r.Running() {
 		return
 	}
-	_ = r.cmd.Process.Kill()
+	_ = r.Cmd.Process.Kill()
 	<-r.done
 }
 
-// wait waits for the process to exit by itself and returns its exit code.
-func (r *router) wait(timeout time.Duration) int {
+// Wait waits for the process to exit by itself and returns its exit code.
+func (r *Router) Wait(timeout time.Duration) int {
 	r.t.Helper()
 	select {
 	case <-r.done:
 	case <-time.After(timeout):
-		r.t.Fatalf("router still running after %s; log:\n%s", timeout, tail(r.out.String(), 30))
+		r.t.Fatalf("router still running after %s; log:\n%s", timeout, Tail(r.Out.String(), 30))
 	}
-	return r.exitCode()
+	return r.ExitCode()
 }
 
-func (r *router) exitCode() int {
-	if r.cmd.ProcessState == nil {
+func (r *Router) ExitCode() int {
+	if r.Cmd.ProcessState == nil {
 		return -1
 	}
-	return r.cmd.ProcessState.ExitCode()
+	return r.Cmd.ProcessState.ExitCode()
 }
 
-// waitLog polls the log until it contains s.
-func (r *router) waitLog(ctx context.Context, s string) error {
+// WaitLog polls the log until it contains s.
+func (r *Router) WaitLog(ctx context.Context, s string) error {
 	for {
-		if strings.Contains(r.out.String(), s) {
+		if strings.Contains(r.Out.String(), s) {
 			return nil
 		}
 		select {
@@ -229,7 +229,7 @@ func (r *router) waitLog(ctx context.Context, s string) error {
 	}
 }
 
-func tail(s string, n int) string {
+func Tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
@@ -237,29 +237,29 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// cliResult is the outcome of one binlog-router command.
-type cliResult struct {
-	code           int
-	stdout, stderr string
+// CLIResult is the outcome of one binlog-router command.
+type CLIResult struct {
+	Code           int
+	Stdout, Stderr string
 }
 
-// cliRun runs binlog-router with args and waits for it (at most a minute).
-func cliRun(t testing.TB, args ...string) cliResult {
+// RunCLI runs binlog-router with args and waits for it (at most a minute).
+func RunCLI(t testing.TB, args ...string) CLIResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, routerBin, args...)
+	cmd := exec.CommandContext(ctx, RouterBin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if _, exited := err.(*exec.ExitError); err != nil && !exited {
 		t.Fatalf("binlog-router %s: %v", args[0], err)
 	}
-	return cliResult{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+	return CLIResult{Code: cmd.ProcessState.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String()}
 }
 
-// lineWith is the first log line that contains s.
-func lineWith(log, s string) string {
+// LineWith is the first log line that contains s.
+func LineWith(log, s string) string {
 	for _, l := range strings.Split(log, "\n") {
 		if strings.Contains(l, s) {
 			return l

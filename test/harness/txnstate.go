@@ -1,4 +1,4 @@
-package test
+package harness
 
 import (
 	"context"
@@ -17,82 +17,82 @@ import (
 	"github.com/binlog-router/binlog-router/internal/relay"
 )
 
-// routerTxnIDs are the transactional ids a router of name uses in turn
+// RouterTxnIDs are the transactional ids a router of name uses in turn
 // with the default --kafka-transactions.
-func routerTxnIDs(name string) []string {
+func RouterTxnIDs(name string) []string {
 	return kafka.TransactionalIDs(name, relay.DefaultKafkaTransactions)
 }
 
-// txnState returns the state Kafka's transaction coordinator holds for
-// the transaction of the ids (routerTxnIDs; see txnProbe.describe):
+// TxnState returns the state Kafka's transaction coordinator holds for
+// the transaction of the ids (RouterTxnIDs; see TxnProbe.describe):
 // Empty, Ongoing, PrepareCommit, CompleteCommit, PrepareAbort,
 // CompleteAbort, ..., or "" when it knows none of them. It waits while the
 // coordinator is loading or moving.
-func txnState(t testing.TB, brokers []string, ids ...string) string {
+func TxnState(t testing.TB, brokers []string, ids ...string) string {
 	t.Helper()
-	d, err := describeTxn(brokers, ids...)
+	d, err := DescribeTxn(brokers, ids...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d.State
 }
 
-// describeTxnState is txnState for goroutines that cannot fail a test.
-func describeTxnState(brokers []string, ids ...string) (string, error) {
-	d, err := describeTxn(brokers, ids...)
+// DescribeTxnState is TxnState for goroutines that cannot fail a test.
+func DescribeTxnState(brokers []string, ids ...string) (string, error) {
+	d, err := DescribeTxn(brokers, ids...)
 	return d.State, err
 }
 
-// describeTxn describes the transaction of the ids (txnProbe.describe),
+// DescribeTxn describes the transaction of the ids (TxnProbe.describe),
 // waiting while the coordinator is loading or moving.
-func describeTxn(brokers []string, ids ...string) (kadm.DescribedTransaction, error) {
-	p, err := newTxnProbe(brokers, ids...)
+func DescribeTxn(brokers []string, ids ...string) (kadm.DescribedTransaction, error) {
+	p, err := NewTxnProbe(brokers, ids...)
 	if err != nil {
 		return kadm.DescribedTransaction{}, err
 	}
-	defer p.close()
-	return p.describe()
+	defer p.Close()
+	return p.Describe()
 }
 
-// txnProbe asks the transaction coordinator about the transactional ids
+// TxnProbe asks the transaction coordinator about the transactional ids
 // one producer uses in turn, over one client, for tests that ask often.
-type txnProbe struct {
+type TxnProbe struct {
 	cl  *kgo.Client
 	adm *kadm.Client
-	ids []string
+	IDs []string
 }
 
-func newTxnProbe(brokers []string, ids ...string) (*txnProbe, error) {
+func NewTxnProbe(brokers []string, ids ...string) (*TxnProbe, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		return nil, err
 	}
-	return &txnProbe{cl: cl, adm: kadm.NewClient(cl), ids: ids}, nil
+	return &TxnProbe{cl: cl, adm: kadm.NewClient(cl), IDs: ids}, nil
 }
 
-func (p *txnProbe) close() { p.cl.Close() }
+func (p *TxnProbe) Close() { p.cl.Close() }
 
-// ongoing reports whether the producer's transaction is open (false when
+// Ongoing reports whether the producer's transaction is open (false when
 // it cannot be told within 30 s).
-func (p *txnProbe) ongoing() bool {
-	d, err := p.describe()
+func (p *TxnProbe) Ongoing() bool {
+	d, err := p.Describe()
 	return err == nil && d.State == "Ongoing"
 }
 
-// describe returns the state of the first id whose transaction is not
+// Describe returns the state of the first id whose transaction is not
 // finished (Ongoing or Prepare*: the producer's current one, as it begins
 // a transaction only once the one before is committed), or else of the
 // first id the coordinator knows; the zero value when it knows none.
-func (p *txnProbe) describe() (kadm.DescribedTransaction, error) {
+func (p *TxnProbe) Describe() (kadm.DescribedTransaction, error) {
 	var none kadm.DescribedTransaction
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		txns, err := p.adm.DescribeTransactions(ctx, p.ids...)
+		txns, err := p.adm.DescribeTransactions(ctx, p.IDs...)
 		cancel()
 		if err == nil || errors.Is(err, kerr.TransactionalIDNotFound) {
 			var found *kadm.DescribedTransaction
-			for _, id := range p.ids {
+			for _, id := range p.IDs {
 				d, ok := txns[id]
 				switch {
 				case !ok || errors.Is(d.Err, kerr.TransactionalIDNotFound):
@@ -113,38 +113,39 @@ func (p *txnProbe) describe() (kadm.DescribedTransaction, error) {
 			}
 		}
 		if time.Now().After(deadline) {
-			return none, fmt.Errorf("describing transactional ids %s: %w", strings.Join(p.ids, ", "), err)
+			return none, fmt.Errorf("describing transactional ids %s: %w", strings.Join(p.IDs, ", "), err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
 
-// apacheKills is the crash loop's view of an Apache Kafka broker: the
+// ApacheKills is the crash loop's view of an Apache Kafka broker: the
 // router reaches it through proxy, which can kill the router at its next
 // produce request, and the transaction coordinator, asked once the router
-// is dead, tells whether its transaction (of txnIDs) was open (none for
+// is dead, tells whether its transaction (of TxnIDs) was open (none for
 // the idempotent producer of at-least-once, which has no transaction).
-type apacheKills struct {
-	t       testing.TB
-	proxy   *kafkaProxy
-	brokers []string
-	txnIDs  []string
+type ApacheKills struct {
+	T       testing.TB
+	Proxy   *KafkaProxy
+	Brokers []string
+	TxnIDs  []string
 }
 
-func (a *apacheKills) kill(kill func()) bool {
+// Kill kills the router now and reports whether its transaction was open.
+func (a *ApacheKills) Kill(kill func()) bool {
 	kill()
 	return a.open(0)
 }
 
-// killAtProduce kills the router when its next produce request reaches
+// KillAtProduce kills the router when its next produce request reaches
 // the proxy, then forwards the request: the broker appends its records
 // for a dead producer, in a transaction the next instance must abort.
-func (a *apacheKills) killAtProduce(kill func(), timeout time.Duration) (open, hit bool) {
-	tr := a.proxy.at(kmsg.Produce, func() proxyAction {
+func (a *ApacheKills) KillAtProduce(kill func(), timeout time.Duration) (open, hit bool) {
+	tr := a.Proxy.At(kmsg.Produce, func() ProxyAction {
 		kill()
-		return forward
+		return Forward
 	})
-	if hit = a.proxy.wait(tr, timeout); !hit {
+	if hit = a.Proxy.Wait(tr, timeout); !hit {
 		kill()
 		return a.open(0), false
 	}
@@ -155,13 +156,13 @@ func (a *apacheKills) killAtProduce(kill func(), timeout time.Duration) (open, h
 
 // open reports whether the dead router's transaction is Ongoing, waiting
 // up to wait for it to become so.
-func (a *apacheKills) open(wait time.Duration) bool {
-	if len(a.txnIDs) == 0 {
+func (a *ApacheKills) open(wait time.Duration) bool {
+	if len(a.TxnIDs) == 0 {
 		return false
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		if txnState(a.t, a.brokers, a.txnIDs...) == "Ongoing" {
+		if TxnState(a.T, a.Brokers, a.TxnIDs...) == "Ongoing" {
 			return true
 		}
 		if time.Now().After(deadline) {

@@ -1,4 +1,4 @@
-package test
+package harness
 
 import (
 	"context"
@@ -10,17 +10,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// consumer reads topics from their start with read_committed isolation,
+// Consumer reads topics from their start with read_committed isolation,
 // like a downstream service that wants each outbox event once. It looks
 // for new topics matching its regex every few hundred milliseconds.
-type consumer struct {
+type Consumer struct {
 	t  testing.TB
 	cl *kgo.Client
 }
 
-// newConsumer reads the topics matching topicRegex; opts add client
+// NewConsumer reads the topics matching TopicRegex; opts add client
 // options (SASL, TLS). The client is closed when the test ends.
-func newConsumer(t testing.TB, brokers []string, topicRegex string, opts ...kgo.Opt) *consumer {
+func NewConsumer(t testing.TB, brokers []string, topicRegex string, opts ...kgo.Opt) *Consumer {
 	t.Helper()
 	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(brokers...),
@@ -36,23 +36,23 @@ func newConsumer(t testing.TB, brokers []string, topicRegex string, opts ...kgo.
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	return &consumer{t: t, cl: cl}
+	return &Consumer{t: t, cl: cl}
 }
 
-// read polls until n records arrived (more may arrive in the last poll) or
+// Read polls until n records arrived (more may arrive in the last poll) or
 // the deadline passes, which fails the test.
-func (c *consumer) read(n int, timeout time.Duration) []*kgo.Record {
+func (c *Consumer) Read(n int, timeout time.Duration) []*kgo.Record {
 	c.t.Helper()
-	recs, err := c.readUntil(func(got []*kgo.Record) bool { return len(got) >= n }, timeout)
+	recs, err := c.ReadUntil(func(got []*kgo.Record) bool { return len(got) >= n }, timeout)
 	if err != nil {
 		c.t.Fatalf("read %d of %d records: %v", len(recs), n, err)
 	}
 	return recs
 }
 
-// readUntil polls until done(records so far) or the timeout, and returns
+// ReadUntil polls until done(records so far) or the timeout, and returns
 // the records read; the error says the timeout passed.
-func (c *consumer) readUntil(done func([]*kgo.Record) bool, timeout time.Duration) ([]*kgo.Record, error) {
+func (c *Consumer) ReadUntil(done func([]*kgo.Record) bool, timeout time.Duration) ([]*kgo.Record, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var out []*kgo.Record
@@ -71,9 +71,9 @@ func (c *consumer) readUntil(done func([]*kgo.Record) bool, timeout time.Duratio
 	return out, nil
 }
 
-// quiet keeps reading for d and returns anything that arrives: used to
+// Quiet keeps reading for d and returns anything that arrives: used to
 // show that nothing more (no duplicate) comes.
-func (c *consumer) quiet(d time.Duration) []*kgo.Record {
+func (c *Consumer) Quiet(d time.Duration) []*kgo.Record {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var out []*kgo.Record
@@ -84,7 +84,7 @@ func (c *consumer) quiet(d time.Duration) []*kgo.Record {
 	return out
 }
 
-func header(r *kgo.Record, key string) (string, bool) {
+func Header(r *kgo.Record, key string) (string, bool) {
 	for _, h := range r.Headers {
 		if h.Key == key {
 			return string(h.Value), true
@@ -93,31 +93,31 @@ func header(r *kgo.Record, key string) (string, bool) {
 	return "", false
 }
 
-// recordHeader is the value of r's header key, "" if it has none.
-func recordHeader(r *kgo.Record, key string) string {
-	v, _ := header(r, key)
+// RecordHeader is the value of r's header key, "" if it has none.
+func RecordHeader(r *kgo.Record, key string) string {
+	v, _ := Header(r, key)
 	return v
 }
 
-func recordIDs(recs []*kgo.Record) []string {
+func RecordIDs(recs []*kgo.Record) []string {
 	out := make([]string, 0, len(recs))
 	for _, r := range recs {
-		id, _ := header(r, "id")
+		id, _ := Header(r, "id")
 		out = append(out, id)
 	}
 	return out
 }
 
-// readIDsUntil polls until done(event ids so far) and returns the event
+// ReadIDsUntil polls until done(event ids so far) and returns the event
 // ids read; the timeout passing fails the test.
-func (c *consumer) readIDsUntil(done func(ids []string) bool, timeout time.Duration) []string {
+func (c *Consumer) ReadIDsUntil(done func(ids []string) bool, timeout time.Duration) []string {
 	c.t.Helper()
-	recs, err := c.readUntil(func(got []*kgo.Record) bool { return done(recordIDs(got)) }, timeout)
+	recs, err := c.ReadUntil(func(got []*kgo.Record) bool { return done(RecordIDs(got)) }, timeout)
 	if err != nil {
 		c.t.Fatalf("read %d records: %v", len(recs), err)
 	}
-	return recordIDs(recs)
+	return RecordIDs(recs)
 }
 
-// exactTopic is the consumer regex of the one topic named topic.
-func exactTopic(topic string) string { return "^" + regexp.QuoteMeta(topic) + "$" }
+// ExactTopic is the consumer regex of the one topic named topic.
+func ExactTopic(topic string) string { return "^" + regexp.QuoteMeta(topic) + "$" }

@@ -1,0 +1,75 @@
+package harness
+
+import (
+	"database/sql"
+	"testing"
+	"time"
+)
+
+// GTIDPos is a server's @@gtid_binlog_pos (the GTID of its last
+// transaction per domain).
+func GTIDPos(t testing.TB, db *sql.DB) string {
+	t.Helper()
+	var pos string
+	if err := db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
+		t.Fatalf("reading @@gtid_binlog_pos: %v", err)
+	}
+	return pos
+}
+
+// GTIDPos is the env's server's @@gtid_binlog_pos.
+func (e *Env) GTIDPos() string {
+	e.T.Helper()
+	return GTIDPos(e.T, e.DB)
+}
+
+// NewestBinlog is the name of the binlog file the server writes to now.
+func (e *Env) NewestBinlog() string {
+	e.T.Helper()
+	var file string
+	if err := e.DB.QueryRow("SHOW MASTER STATUS").Scan(&file, new(any), new(any), new(any)); err != nil {
+		e.T.Fatalf("SHOW MASTER STATUS: %v", err)
+	}
+	return file
+}
+
+// binlogFiles is the number of binlog files the server keeps.
+func (e *Env) binlogFiles() int {
+	e.T.Helper()
+	rows, err := e.DB.Query("SHOW BINARY LOGS")
+	if err != nil {
+		e.T.Fatalf("SHOW BINARY LOGS: %v", err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		e.T.Fatalf("SHOW BINARY LOGS: %v", err)
+	}
+	return n
+}
+
+// PurgeBinlogsTo purges the binlog files before file, retrying until the
+// server has let them go: MariaDB keeps a binlog until InnoDB has made its
+// transactions durable (the binlog checkpoint), so PURGE may leave it at
+// first.
+func (e *Env) PurgeBinlogsTo(file string) {
+	e.T.Helper()
+	Eventually(e.T, 30*time.Second, "purging the binlogs before "+file, func() bool {
+		e.Exec("PURGE BINARY LOGS TO '" + file + "'")
+		return e.binlogFiles() == 1
+	})
+}
+
+// WaitBinlogDumpsGone waits until no dump thread reads the server's
+// binlog: a stopped router's connection is noticed a moment later, and
+// the server keeps a binlog that a dump thread still reads.
+func (e *Env) WaitBinlogDumpsGone() {
+	e.T.Helper()
+	Eventually(e.T, 30*time.Second, "the stopped router's dump thread to end", func() bool {
+		var n int
+		return e.DB.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'").Scan(&n) == nil && n == 0
+	})
+}
