@@ -141,7 +141,7 @@ func TestPruneDeletesOnlyPublishedOldRows(t *testing.T) {
 	assert.Contains(t, res.Stderr, "the router is stopped or behind")
 	assert.Equal(t, sorted(days, fresh, late), outboxIDs(e, "outbox"), "nothing deleted past the checkpoint")
 
-	r.Start()
+	r.Restart()
 	c.Read(10, 15*time.Second)
 	res = pruneRun(t, args, pf, "--older-than", "1d", "--prune-margin", "0s")
 	require.Equal(t, 0, res.Code, res.Stderr)
@@ -196,7 +196,7 @@ func TestPruneDuringCatchUpLosesNothing(t *testing.T) {
 	backlog := insertAged(e, "outbox", "Backlog", 10*24*time.Hour, 3000)
 	p := harness.StartCommand(t, "prune", append(append(args, pf...), "--older-than", "1d", "--prune-margin", "0s",
 		"--prune-batch", "100", "--prune-pause", "0s", "--prune-rate", "3000", "--prune-checkpoint-wait", "60s")...)
-	r.Start()
+	r.Restart()
 	// While the router catches up and prune waits, then deletes.
 	var during []string
 	overlapped := false

@@ -2,6 +2,8 @@ package harness
 
 import (
 	"database/sql"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -72,4 +74,33 @@ func (e *Env) WaitBinlogDumpsGone() {
 		var n int
 		return e.DB.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'").Scan(&n) == nil && n == 0
 	})
+}
+
+// GTIDSeqs parses a MariaDB GTID position ("0-1-42,1-1-7") into the last
+// sequence number per domain.
+func GTIDSeqs(t testing.TB, s string) map[uint32]uint64 {
+	t.Helper()
+	out := map[uint32]uint64{}
+	for _, g := range strings.Split(s, ",") {
+		if g = strings.TrimSpace(g); g == "" {
+			continue
+		}
+		d, n, ok := ParseGTID(g)
+		if !ok {
+			t.Fatalf("GTID %q in %q", g, s)
+		}
+		out[d] = max(out[d], n)
+	}
+	return out
+}
+
+// ParseGTID splits one GTID "domain-server-seq"; ok is false when g is not one.
+func ParseGTID(g string) (domain uint32, seq uint64, ok bool) {
+	parts := strings.Split(g, "-")
+	if len(parts) != 3 {
+		return 0, 0, false
+	}
+	d, err1 := strconv.ParseUint(parts[0], 10, 32)
+	n, err2 := strconv.ParseUint(parts[2], 10, 64)
+	return uint32(d), n, err1 == nil && err2 == nil
 }

@@ -84,6 +84,7 @@ func (c *Consumer) Quiet(d time.Duration) []*kgo.Record {
 	return out
 }
 
+// Header is the value of r's header key, and whether it has one.
 func Header(r *kgo.Record, key string) (string, bool) {
 	for _, h := range r.Headers {
 		if h.Key == key {
@@ -99,6 +100,7 @@ func RecordHeader(r *kgo.Record, key string) string {
 	return v
 }
 
+// RecordIDs are the "id" headers of recs, in order ("" for a record without one).
 func RecordIDs(recs []*kgo.Record) []string {
 	out := make([]string, 0, len(recs))
 	for _, r := range recs {

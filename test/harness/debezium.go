@@ -80,11 +80,10 @@ func NewDebeziumWorld(t *testing.T, workerProps map[string]string) *DbzWorld {
 	return w
 }
 
+// Exec runs q on the world's database, failing the test on error.
 func (w *DbzWorld) Exec(q string, args ...any) {
 	w.T.Helper()
-	if _, err := w.DB.Exec(q, args...); err != nil {
-		w.T.Fatalf("%s: %v", q, err)
-	}
+	mustExec(w.T, w.DB, q, args...)
 }
 
 // ConnectorConfig loads examples/debezium/<file> (a POST /connectors body)

@@ -39,6 +39,8 @@ type DbzLoad struct {
 	done   chan struct{}
 }
 
+// StartDbzLoad starts a background application committing outbox rows
+// through db at about rowsPerSecond; Stop ends it.
 func StartDbzLoad(t *testing.T, db *sql.DB, rowsPerSecond int) *DbzLoad {
 	t.Helper()
 	conn, err := db.Conn(context.Background())
@@ -119,13 +121,15 @@ func (l *DbzLoad) tx(ctx context.Context, n int, multiRow bool) (DbzTxn, error) 
 			}
 		}
 	}
+	return txn, l.commit(ctx, tx, &txn)
+}
+
+// commit commits tx and stores its GTID in txn.
+func (l *DbzLoad) commit(ctx context.Context, tx *sql.Tx, txn *DbzTxn) error {
 	if err := tx.Commit(); err != nil {
-		return txn, err
+		return err
 	}
-	if err := l.conn.QueryRowContext(ctx, "SELECT @@last_gtid").Scan(&txn.GTID); err != nil {
-		return txn, err
-	}
-	return txn, nil
+	return l.conn.QueryRowContext(ctx, "SELECT @@last_gtid").Scan(&txn.GTID)
 }
 
 // Stop ends the load after the transaction in progress.
@@ -182,10 +186,7 @@ func (l *DbzLoad) BigTx(ctx context.Context, n int) (DbzTxn, error) {
 			return txn, err
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return txn, err
-	}
-	if err := l.conn.QueryRowContext(ctx, "SELECT @@last_gtid").Scan(&txn.GTID); err != nil {
+	if err := l.commit(ctx, tx, &txn); err != nil {
 		return txn, err
 	}
 	l.txns = append(l.txns, txn)

@@ -32,6 +32,8 @@ type Env struct {
 	Proxy *KafkaProxy
 }
 
+// EnvOpts configures NewEnv; the zero value is a default MariaDB and a
+// kfake of the test.
 type EnvOpts struct {
 	Maria devenv.MariaDBConfig
 	KFake []kfake.Opt
@@ -40,6 +42,9 @@ type EnvOpts struct {
 	Kafka func(t testing.TB) *devenv.Kafka
 }
 
+// NewEnv starts the servers of one test (a private MariaDB, the Kafka
+// o names) and creates database shop with its outbox and orders tables
+// and a topic prefix unique to the test; all are removed at its end.
 func NewEnv(t testing.TB, o EnvOpts) *Env {
 	t.Helper()
 	e := &Env{T: t, DBName: "shop"}
@@ -60,11 +65,10 @@ func NewEnv(t testing.TB, o EnvOpts) *Env {
 	return e
 }
 
+// Exec runs q on the test's database, failing the test on error.
 func (e *Env) Exec(q string, args ...any) {
 	e.T.Helper()
-	if _, err := e.DB.Exec(q, args...); err != nil {
-		e.T.Fatalf("%s: %v", q, err)
-	}
+	mustExec(e.T, e.DB, q, args...)
 }
 
 // Args are the router flags for this env.
@@ -90,6 +94,7 @@ func (e *Env) routerKafka() []string {
 	return e.Kafka.Brokers
 }
 
+// TopicRegex matches every topic under the test's prefix.
 func (e *Env) TopicRegex() string { return "^" + e.Prefix + `\..*` }
 
 // Event is one outbox row as the tests write it.
@@ -101,6 +106,7 @@ type Event struct {
 	Headers                  *string
 }
 
+// NewEvent is an order event with a fresh id.
 func NewEvent(aggID, typ, payload string) Event {
 	p := payload
 	return Event{ID: uuid.NewString(), AggType: "order", AggID: aggID, Type: typ, Payload: &p}
@@ -127,10 +133,12 @@ func (e *Env) InsertTx(evs ...Event) {
 	}
 }
 
+// Execer is a database, connection or transaction InsertEvent writes through.
 type Execer interface {
 	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
 }
 
+// InsertEvent writes ev as one outbox row through x.
 func InsertEvent(x Execer, ev Event) error {
 	_, err := x.ExecContext(context.Background(),
 		"INSERT INTO outbox (event_id, aggregate_type, aggregate_id, event_type, payload, schema_version, traceparent, headers) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -165,4 +173,23 @@ func (e *Env) KafkaClient(opts ...kgo.Opt) *kgo.Client {
 func (e *Env) Admin() *kadm.Client {
 	e.T.Helper()
 	return NewAdmin(e.T, e.Kafka.Brokers)
+}
+
+// ArgsWith replaces the value of flag in args.
+func ArgsWith(args []string, flag, value string) []string {
+	out := append([]string(nil), args...)
+	for i := 0; i+1 < len(out); i++ {
+		if out[i] == flag {
+			out[i+1] = value
+		}
+	}
+	return out
+}
+
+// mustExec runs q on db, failing t on error.
+func mustExec(t testing.TB, db *sql.DB, q string, args ...any) {
+	t.Helper()
+	if _, err := db.Exec(q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
 }

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -35,6 +36,8 @@ type Collector struct {
 	bad  []string // records that are not outbox events of the test
 }
 
+// NewCollector starts reading, read_committed, every topic topicRegex
+// matches until the end of the test.
 func NewCollector(t testing.TB, brokers []string, topicRegex string) *Collector {
 	t.Helper()
 	cons := NewConsumer(t, brokers, topicRegex)
@@ -276,4 +279,54 @@ func printFaultStats(t testing.TB) {
 	}
 	t.Logf("faultstats: suite=%s checks=%d lost=%d duplicated=%d allowed=%d recovery=%s",
 		strings.ReplaceAll(t.Name(), " ", "_"), s.checks, s.lost, s.duplicated, s.allowed, rec)
+}
+
+// OutboxRow is one committed outbox row as the database has it.
+type OutboxRow struct {
+	ID, Agg, Type string
+	Seq           int
+}
+
+// CommittedRows reads the outbox table: every row a router must deliver.
+func CommittedRows(t testing.TB, db *sql.DB) map[string]OutboxRow {
+	t.Helper()
+	rows, err := db.Query("SELECT CAST(event_id AS CHAR), aggregate_id, event_type, payload FROM outbox")
+	if err != nil {
+		t.Fatalf("reading the outbox table: %v", err)
+	}
+	defer rows.Close()
+	out := map[string]OutboxRow{}
+	for rows.Next() {
+		var r OutboxRow
+		var payload sql.NullString
+		if err := rows.Scan(&r.ID, &r.Agg, &r.Type, &payload); err != nil {
+			t.Fatal(err)
+		}
+		var p struct{ Seq int }
+		if err := json.Unmarshal([]byte(payload.String), &p); err != nil {
+			t.Fatalf("payload of %s: %v", r.ID, err)
+		}
+		r.Seq = p.Seq
+		out[r.ID] = r
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// FinishRun ends a fault test's load, waits up to wait for every committed
+// row, stops the router with SIGTERM (exit 0 expected) and checks, through
+// the collector, that each row was delivered exactly once and in order.
+func FinishRun(t testing.TB, db *sql.DB, l *Load, col *Collector, r *Router, wait time.Duration) Verdict {
+	t.Helper()
+	l.Stop()
+	t.Logf("load: %s", l)
+	want := CommittedRows(t, db)
+	col.WaitAll(t, want, wait)
+	r.MustRun("end")
+	if code := r.Stop(30 * time.Second); code != 0 {
+		t.Errorf("SIGTERM: exit code %d, want 0", code)
+	}
+	return CheckDelivery(t, want, col.Settle(t, time.Second), nil)
 }

@@ -23,6 +23,8 @@ type TxnWatch struct {
 	skip      atomic.Pointer[[16]byte] // a topic id (produce v13+ names topics by id)
 }
 
+// WatchTxns watches the transactions of txnIDs on kfake cluster c
+// (the idempotent producer's when none are given).
 func WatchTxns(c *kfake.Cluster, txnIDs ...string) *TxnWatch {
 	w := &TxnWatch{}
 	ours := func(id string) bool {

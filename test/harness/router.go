@@ -27,23 +27,28 @@ type Router struct {
 	err     error // Wait's result for the current process; read after done
 }
 
+// LockedBuffer is a router's output: written by the process, read by
+// the test while it runs.
 type LockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
+// Write appends p.
 func (l *LockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
+// String is everything written so far.
 func (l *LockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
 }
 
+// Len is the number of bytes written so far.
 func (l *LockedBuffer) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -75,7 +80,7 @@ func StartCommand(t testing.TB, command string, args ...string) *Router {
 func startProcess(t testing.TB, command string, env, args []string) *Router {
 	t.Helper()
 	r := &Router{t: t, command: command, args: args, env: env, Out: &LockedBuffer{}}
-	r.Start()
+	r.start()
 	t.Cleanup(func() {
 		r.Kill()
 		if t.Failed() {
@@ -107,7 +112,9 @@ func keepLog(t testing.TB, what, log string) {
 	t.Logf("%s log kept in %s", what, f.Name())
 }
 
-func (r *Router) Start() {
+// start runs binlog-router with r's command, arguments and environment;
+// what it writes is appended to Out, whose length before it is Mark.
+func (r *Router) start() {
 	r.t.Helper()
 	r.Cmd = exec.Command(RouterBin, append([]string{r.command}, r.args...)...)
 	r.Cmd.Env = append(os.Environ(), r.env...)
@@ -130,12 +137,14 @@ func (r *Router) Start() {
 	}(r.Cmd)
 }
 
-// Restart starts the process again with the same arguments.
+// Restart starts the process again (after Stop, Kill or its exit) with
+// the same command, arguments and environment.
 func (r *Router) Restart() {
 	r.t.Helper()
-	r.Start()
+	r.start()
 }
 
+// Running reports whether the process has not exited.
 func (r *Router) Running() bool {
 	select {
 	case <-r.done:
@@ -208,6 +217,7 @@ func (r *Router) Wait(timeout time.Duration) int {
 	return r.ExitCode()
 }
 
+// ExitCode is the exit code of the process, -1 while it runs.
 func (r *Router) ExitCode() int {
 	if r.Cmd.ProcessState == nil {
 		return -1
@@ -229,6 +239,7 @@ func (r *Router) WaitLog(ctx context.Context, s string) error {
 	}
 }
 
+// Tail is the last n lines of s.
 func Tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
@@ -267,3 +278,31 @@ func LineWith(log, s string) string {
 	}
 	return ""
 }
+
+// LogLine returns the first router log line containing s, or "".
+func (r *Router) LogLine(s string) string { return LineWith(r.Out.String(), s) }
+
+// LastLogLine returns the last router log line containing s, or "".
+func (r *Router) LastLogLine(s string) string {
+	lines := strings.Split(r.Out.String(), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], s) {
+			return lines[i]
+		}
+	}
+	return ""
+}
+
+// LogCount counts the router log lines containing s.
+func (r *Router) LogCount(s string) int { return strings.Count(r.Out.String(), s) }
+
+// MustRun fails the test if the router exited.
+func (r *Router) MustRun(what string) {
+	r.t.Helper()
+	if !r.Running() {
+		r.t.Fatalf("%s: the router exited (%s); it must keep running", what, r.DescribeExit())
+	}
+}
+
+// PID is the running router's process id.
+func (r *Router) PID() int { return r.Cmd.Process.Pid }

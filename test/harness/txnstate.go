@@ -62,6 +62,8 @@ type TxnProbe struct {
 	IDs []string
 }
 
+// NewTxnProbe asks the brokers about the transactions of ids; Close
+// releases its client.
 func NewTxnProbe(brokers []string, ids ...string) (*TxnProbe, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
@@ -70,6 +72,7 @@ func NewTxnProbe(brokers []string, ids ...string) (*TxnProbe, error) {
 	return &TxnProbe{cl: cl, adm: kadm.NewClient(cl), IDs: ids}, nil
 }
 
+// Close releases the probe's client.
 func (p *TxnProbe) Close() { p.cl.Close() }
 
 // Ongoing reports whether the producer's transaction is open (false when
