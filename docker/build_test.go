@@ -320,7 +320,7 @@ func TestDockerignoreRules(t *testing.T) {
 		"internal/route/router_test.go":     true,
 		"internal/route/testdata/fuzz/x":    true,
 		"docker/Dockerfile":                 true,
-		"test/e2e_test.go":                  true,
+		"test/delivery_e2e_test.go":         true,
 		"bin/binlog-router":                 true,
 		".git/config":                       true,
 		"outbox/writer.go":                  true,

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // dbzRow is one row of Debezium's outbox table.
@@ -46,25 +48,25 @@ func dbzNewRow(aggType, aggID, typ string, payload *string) dbzRow {
 
 func strPtr(s string) *string { return &s }
 
-func (w *dbzWorld) insertRows(rows ...dbzRow) {
-	w.t.Helper()
-	tx, err := w.db.Begin()
-	require.NoError(w.t, err)
+func insertRows(w *harness.DbzWorld, rows ...dbzRow) {
+	w.T.Helper()
+	tx, err := w.DB.Begin()
+	require.NoError(w.T, err)
 	for _, r := range rows {
 		_, err := tx.Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES (?, ?, ?, ?, ?)",
 			r.ID, r.AggType, r.AggID, r.Type, r.Payload)
-		require.NoError(w.t, err)
+		require.NoError(w.T, err)
 	}
-	require.NoError(w.t, tx.Commit())
+	require.NoError(w.T, tx.Commit())
 }
 
 // comparisonRows writes the rows the comparison runs on, one statement group
 // per case, and returns the rows each side must publish, in commit order.
-func (w *dbzWorld) comparisonRows() []dbzRow {
-	w.t.Helper()
+func comparisonRows(w *harness.DbzWorld) []dbzRow {
+	w.T.Helper()
 	var want []dbzRow
 	add := func(rows ...dbzRow) {
-		w.insertRows(rows...)
+		insertRows(w, rows...)
 		want = append(want, rows...)
 	}
 	// Several aggregate types in one transaction, JSON as applications
@@ -99,14 +101,14 @@ func (w *dbzWorld) comparisonRows() []dbzRow {
 		dbzNewRow("order", "o-3", "OrderNested", strPtr(`{"a":{"b":{"c":[1,{"d":null}]}}}`)).
 			expanded(escaped(`{"a":{"b":{"c":[1,{"d":null}]}}}`))) // an array of mixed types
 	// An UPDATE and a DELETE of outbox rows: neither side publishes them.
-	w.exec("UPDATE outbox SET payload = ? WHERE id = ?", `{"id": 1, "total": 99.99}`, order.ID)
-	w.exec("DELETE FROM outbox WHERE id = ?", deleted.ID)
+	w.Exec("UPDATE outbox SET payload = ? WHERE id = ?", `{"id": 1, "total": 99.99}`, order.ID)
+	w.Exec("DELETE FROM outbox WHERE id = ?", deleted.ID)
 	// A rolled-back transaction never reaches the binlog.
-	tx, err := w.db.Begin()
-	require.NoError(w.t, err)
+	tx, err := w.DB.Begin()
+	require.NoError(w.T, err)
 	_, err = tx.Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES (?, 'order', 'o-9', 'OrderRolledBack', '{}')", uuid.NewString())
-	require.NoError(w.t, err)
-	require.NoError(w.t, tx.Rollback())
+	require.NoError(w.T, err)
+	require.NoError(w.T, tx.Rollback())
 	// The same aggregate in consecutive transactions keeps its order.
 	for i := range 5 {
 		add(dbzNewRow("order", "o-4", "OrderStep", strPtr(fmt.Sprintf(`{"step":%d}`, i))))
@@ -121,7 +123,7 @@ func byEventID(t testing.TB, recs []*kgo.Record) sideRecords {
 	t.Helper()
 	out := sideRecords{}
 	for _, r := range recs {
-		id, ok := header(r, "id")
+		id, ok := harness.Header(r, "id")
 		if !ok {
 			t.Fatalf("record on %s/%d offset %d has no id header", r.Topic, r.Partition, r.Offset)
 		}
@@ -214,7 +216,7 @@ func partitionOrder(recs []*kgo.Record) map[string][]string {
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Offset < sorted[j].Offset })
 	out := map[string][]string{}
 	for _, r := range sorted {
-		id, _ := header(r, "id")
+		id, _ := harness.Header(r, "id")
 		k := fmt.Sprintf("%s/%d", r.Topic, r.Partition)
 		out[k] = append(out[k], id)
 	}
@@ -241,22 +243,22 @@ func partitionOrder(recs []*kgo.Record) map[string][]string {
 // not JSON stops the router unless --validate-json=false, which publishes
 // Debezium's bytes.
 func TestDebeziumRecordsMatch(t *testing.T) {
-	w := newDebeziumWorld(t, nil)
-	w.createTopics("outbox.event.order", "outbox.event.customer", "outbox.event.payment",
+	w := harness.NewDebeziumWorld(t, nil)
+	w.CreateTopics("outbox.event.order", "outbox.event.customer", "outbox.event.payment",
 		"json.outbox.event.order", "json.outbox.event.customer", "json.outbox.event.payment")
-	start := w.gtidPos()
+	start := w.GTIDPos()
 
-	name, plain := w.connectorConfig("outbox-connector.json")
-	w.startConnector(name, plain)
-	jsonName, expanded := w.connectorConfig("outbox-connector-json.json")
+	name, plain := w.ConnectorConfig("outbox-connector.json")
+	w.StartConnector(name, plain)
+	jsonName, expanded := w.ConnectorConfig("outbox-connector-json.json")
 	expanded["transforms.outbox.route.topic.replacement"] = "json.outbox.event.${routedByValue}"
-	w.startConnector(jsonName, expanded)
+	w.StartConnector(jsonName, expanded)
 
-	rows := w.comparisonRows()
-	plainC := newConsumer(t, w.kafka.Brokers, `^outbox\.event\..*`)
-	dbzPlain := plainC.read(len(rows), 3*time.Minute)
-	jsonC := newConsumer(t, w.kafka.Brokers, `^json\.outbox\.event\..*`)
-	dbzJSON := jsonC.read(len(rows), 3*time.Minute)
+	rows := comparisonRows(w)
+	plainC := harness.NewConsumer(t, w.Kafka.Brokers, `^outbox\.event\..*`)
+	dbzPlain := plainC.Read(len(rows), 3*time.Minute)
+	jsonC := harness.NewConsumer(t, w.Kafka.Brokers, `^json\.outbox\.event\..*`)
+	dbzJSON := jsonC.Read(len(rows), 3*time.Minute)
 	require.Len(t, dbzPlain, len(rows), "debezium (StringConverter) records")
 	require.Len(t, dbzJSON, len(rows), "debezium (JsonConverter, expanded) records")
 
@@ -264,13 +266,13 @@ func TestDebeziumRecordsMatch(t *testing.T) {
 	// on it and the expanding connector's task stops; without expansion it
 	// is text like any other.
 	bigNumber := dbzNewRow("payment", "p-3", "PaymentSettled", strPtr(`{"ledger":12345678901234567890}`))
-	w.insertRows(bigNumber)
+	insertRows(w, bigNumber)
 	rows = append(rows, bigNumber)
-	dbzPlain = append(dbzPlain, plainC.read(1, 2*time.Minute)...)
+	dbzPlain = append(dbzPlain, plainC.Read(1, 2*time.Minute)...)
 	require.Len(t, dbzPlain, len(rows), "debezium (StringConverter) records")
-	failure := w.waitTaskFailed(jsonName)
+	failure := w.WaitTaskFailed(jsonName)
 	assert.Contains(t, failure, "Invalid type for STRUCT", "the expanding connector's task failure")
-	end := w.gtidPos()
+	end := w.GTIDPos()
 	ids := map[string]dbzRow{}
 	for _, r := range rows {
 		ids[r.ID] = r
@@ -278,11 +280,11 @@ func TestDebeziumRecordsMatch(t *testing.T) {
 
 	// The router starts where the connectors started and reads the same
 	// transactions; the consumer goes on from where it stopped.
-	r := startRouter(t, w.routerArgs("dbzcompare", "--start", "gtid:"+start)...)
-	routed := plainC.read(len(rows), 2*time.Minute)
-	w.waitRouterCheckpoint("dbzcompare", end)
-	routed = append(routed, plainC.quiet(2*time.Second)...)
-	require.Equal(t, 0, r.stop(30*time.Second))
+	r := harness.StartRouter(t, w.RouterArgs("dbzcompare", "--start", "gtid:"+start)...)
+	routed := plainC.Read(len(rows), 2*time.Minute)
+	w.WaitRouterCheckpoint("dbzcompare", end)
+	routed = append(routed, plainC.Quiet(2*time.Second)...)
+	require.Equal(t, 0, r.Stop(30*time.Second))
 	require.Len(t, routed, len(rows), "router records")
 
 	dbz, rt, dj := byEventID(t, dbzPlain), byEventID(t, routed), byEventID(t, dbzJSON)
@@ -342,25 +344,25 @@ func TestDebeziumRecordsMatch(t *testing.T) {
 	assert.Equal(t, partitionOrder(dbzPlain), partitionOrder(routed), "order within each partition")
 
 	// UPDATE: both warn and publish nothing; DELETE: both drop it silently.
-	assert.Contains(t, w.connect.Log(), "Unexpected update message received", "debezium warns about the UPDATE")
-	assert.Contains(t, r.out.String(), "UPDATE of outbox rows ignored", "the router warns about the UPDATE")
+	assert.Contains(t, w.Connect.Log(), "Unexpected update message received", "debezium warns about the UPDATE")
+	assert.Contains(t, r.Out.String(), "UPDATE of outbox rows ignored", "the router warns about the UPDATE")
 
 	// A payload that is not JSON, once the table has no JSON check:
 	// Debezium publishes the text; the router stops before it, naming the
 	// row, unless --validate-json=false, and then publishes the same bytes.
-	w.exec("ALTER TABLE outbox MODIFY payload LONGTEXT NULL")
-	from := w.gtidPos()
+	w.Exec("ALTER TABLE outbox MODIFY payload LONGTEXT NULL")
+	from := w.GTIDPos()
 	notJSON := dbzNewRow("order", "o-5", "OrderNoted", strPtr("<note>not JSON</note>"))
-	w.insertRows(notJSON)
-	d := plainC.read(1, 2*time.Minute)
+	insertRows(w, notJSON)
+	d := plainC.Read(1, 2*time.Minute)
 	require.Len(t, d, 1, "debezium publishes the row")
-	stopped := startRouter(t, w.routerArgs("dbznotjson", "--start", "gtid:"+from)...)
-	assert.NotEqual(t, 0, stopped.wait(time.Minute), "the router stops on a payload that is not JSON")
-	assert.Contains(t, stopped.out.String(), "is not valid JSON")
-	assert.Contains(t, stopped.out.String(), notJSON.ID)
-	r2 := startRouter(t, w.routerArgs("dbznotjson2", "--start", "gtid:"+from, "--validate-json=false")...)
-	g := plainC.read(1, 2*time.Minute)
-	require.Equal(t, 0, r2.stop(30*time.Second))
+	stopped := harness.StartRouter(t, w.RouterArgs("dbznotjson", "--start", "gtid:"+from)...)
+	assert.NotEqual(t, 0, stopped.Wait(time.Minute), "the router stops on a payload that is not JSON")
+	assert.Contains(t, stopped.Out.String(), "is not valid JSON")
+	assert.Contains(t, stopped.Out.String(), notJSON.ID)
+	r2 := harness.StartRouter(t, w.RouterArgs("dbznotjson2", "--start", "gtid:"+from, "--validate-json=false")...)
+	g := plainC.Read(1, 2*time.Minute)
+	require.Equal(t, 0, r2.Stop(30*time.Second))
 	require.Len(t, g, 1, "--validate-json=false publishes the row")
 	assert.Equal(t, notJSON.ID, headerMap(g[0])["id"])
 	assert.Equal(t, d[0].Topic, g[0].Topic)

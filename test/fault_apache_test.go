@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // The Apache Kafka counterparts of TestFaultKafkaUnavailable and
@@ -26,7 +27,7 @@ import (
 type apacheOutage struct {
 	name  string
 	key   kmsg.Key
-	begin func() proxyAction
+	begin func() harness.ProxyAction
 	end   func()
 }
 
@@ -34,26 +35,26 @@ type apacheOutage struct {
 // the request (a produce, a commit), and the broker paused for a few
 // seconds while it holds a produce request or the commit.
 func TestFaultApacheKafkaUnavailable(t *testing.T) {
-	rng := faultRand(t)
-	k, proxies := privateApacheProxied(t, devenv.ApacheKafkaConfig{})
-	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
-	e.useProxies(proxies)
+	rng := harness.FaultRand(t)
+	k, proxies := harness.PrivateApacheProxied(t, devenv.ApacheKafkaConfig{})
+	e := harness.NewEnv(t, harness.EnvOpts{Kafka: func(testing.TB) *devenv.Kafka { return k }})
+	e.UseProxies(proxies)
 	a := k.Apache
-	pause := func() proxyAction {
+	pause := func() harness.ProxyAction {
 		if err := a.PauseNode(0); err != nil {
 			t.Errorf("pausing the node: %v", err)
 		}
-		return forward
+		return harness.Forward
 	}
 	resume := func() {
-		time.Sleep(randDur(rng, 3*time.Second, 6*time.Second)) // the outage itself
+		time.Sleep(harness.RandDur(rng, 3*time.Second, 6*time.Second)) // the outage itself
 		if err := a.ResumeNode(0); err != nil {
 			t.Errorf("continuing the node: %v", err)
 		}
 	}
 	outages := []apacheOutage{
-		{"produce response lost (the broker appended the batch)", kmsg.Produce, func() proxyAction { return forwardDrop }, nil},
-		{"commit response lost (the broker committed)", kmsg.EndTxn, func() proxyAction { return forwardDrop }, nil},
+		{"produce response lost (the broker appended the batch)", kmsg.Produce, func() harness.ProxyAction { return harness.ForwardDrop }, nil},
+		{"commit response lost (the broker committed)", kmsg.EndTxn, func() harness.ProxyAction { return harness.ForwardDrop }, nil},
 		{"broker paused at a produce request", kmsg.Produce, pause, resume},
 		{"broker paused at the commit", kmsg.EndTxn, pause, resume},
 	}
@@ -69,15 +70,15 @@ func TestFaultApacheKafkaUnavailable(t *testing.T) {
 // the hanging transaction): at a produce request once the previous
 // commit is complete, and at an EndTxn that never reaches it.
 func TestFaultApacheBrokerRestart(t *testing.T) {
-	rng := faultRand(t)
-	k, proxies := privateApacheProxied(t, devenv.ApacheKafkaConfig{})
-	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
-	e.useProxies(proxies)
+	rng := harness.FaultRand(t)
+	k, proxies := harness.PrivateApacheProxied(t, devenv.ApacheKafkaConfig{})
+	e := harness.NewEnv(t, harness.EnvOpts{Kafka: func(testing.TB) *devenv.Kafka { return k }})
+	e.UseProxies(proxies)
 	a := k.Apache
 	const name = "restart"
-	txnIDs := routerTxnIDs(name)
+	txnIDs := harness.RouterTxnIDs(name)
 	start := func() {
-		time.Sleep(randDur(rng, 2*time.Second, 5*time.Second)) // the outage itself
+		time.Sleep(harness.RandDur(rng, 2*time.Second, 5*time.Second)) // the outage itself
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		if err := a.StartNode(ctx, 0); err != nil {
@@ -85,23 +86,23 @@ func TestFaultApacheBrokerRestart(t *testing.T) {
 		}
 	}
 	outages := []apacheOutage{
-		{"killed at a produce request", kmsg.Produce, func() proxyAction {
-			waitTxnSettled(t, e.kafka.Brokers, txnIDs...)
+		{"killed at a produce request", kmsg.Produce, func() harness.ProxyAction {
+			waitTxnSettled(t, e.Kafka.Brokers, txnIDs...)
 			a.KillNode(0)
-			return drop
+			return harness.Drop
 		}, start},
-		{"killed at the commit", kmsg.EndTxn, func() proxyAction {
+		{"killed at the commit", kmsg.EndTxn, func() harness.ProxyAction {
 			a.KillNode(0)
-			return drop
+			return harness.Drop
 		}, start},
-		{"stopped at a random moment", -1, func() proxyAction {
-			waitTxnSettled(t, e.kafka.Brokers, txnIDs...)
+		{"stopped at a random moment", -1, func() harness.ProxyAction {
+			waitTxnSettled(t, e.Kafka.Brokers, txnIDs...)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			if err := a.StopNode(ctx, 0); err != nil {
 				t.Errorf("stopping the node: %v", err)
 			}
-			return forward
+			return harness.Forward
 		}, start},
 	}
 	apacheOutages(t, rng, e, name, outages)
@@ -109,43 +110,43 @@ func TestFaultApacheBrokerRestart(t *testing.T) {
 
 // apacheOutages runs the router of name under load through the outages,
 // in random order, and checks the delivery.
-func apacheOutages(t *testing.T, rng *rand.Rand, e *env, name string, outages []apacheOutage) {
+func apacheOutages(t *testing.T, rng *rand.Rand, e *harness.Env, name string, outages []apacheOutage) {
 	t.Helper()
-	r := startRouter(t, e.args(name)...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	l := startLoad(t, newWriter(e.db, rng, "agg", 40, 100), 500)
-	col.waitProgress(t, r, 200, time.Minute, "routing before the faults")
-	rss := sampleRSS(r.pid())
+	r := harness.StartRouter(t, e.Args(name)...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	l := harness.StartLoad(t, harness.NewWriter(e.DB, rng, "agg", 40, 100), 500)
+	col.WaitProgress(t, r, 200, time.Minute, "routing before the faults")
+	rss := harness.SampleRSS(r.PID())
 	rng.Shuffle(len(outages), func(i, j int) { outages[i], outages[j] = outages[j], outages[i] })
 	for _, o := range outages {
 		began := time.Now()
 		if o.key >= 0 {
-			tr := e.proxy.at(o.key, o.begin)
-			if !e.proxy.wait(tr, time.Minute) {
+			tr := e.Proxy.At(o.key, o.begin)
+			if !e.Proxy.Wait(tr, time.Minute) {
 				t.Fatalf("%s: the router sent no %s request within a minute", o.name, o.key.Name())
 			}
 		} else {
-			time.Sleep(randDur(rng, 200*time.Millisecond, time.Second))
+			time.Sleep(harness.RandDur(rng, 200*time.Millisecond, time.Second))
 			o.begin()
 		}
 		if o.end != nil {
 			o.end()
 		}
-		r.mustRun(o.name)
-		col.waitProgress(t, r, 200, 2*time.Minute, "routing after "+o.name)
-		noteRecovery(t, time.Since(began))
+		r.MustRun(o.name)
+		col.WaitProgress(t, r, 200, 2*time.Minute, "routing after "+o.name)
+		harness.NoteRecovery(t, time.Since(began))
 		t.Logf("%s: survived, routing again %s after it began", o.name, time.Since(began).Round(time.Millisecond))
 	}
-	peak := rss.stop()
-	v := finishRun(t, e.db, l, col, r, 2*time.Minute)
+	peak := rss.Stop()
+	v := harness.FinishRun(t, e.DB, l, col, r, 2*time.Minute)
 	t.Logf("broker %s, %d outages, kafka errors that started a new session %d (lost commit answers: %d committed, %d aborted; "+
 		"sessions that waited for the checkpoint partition to settle %d, that found it unsettled %d, that read a checkpoint behind an acknowledged one %d), router peak RSS %.0f MiB, %s",
-		e.brokerName(), len(outages), r.logCount("kafka error; resuming from the committed checkpoint"),
-		r.logCount("the commit whose answer was lost was committed"), r.logCount("the commit whose answer was lost was aborted"),
-		r.logCount("the checkpoint partition had a transaction open"), r.logCount("neither committed nor aborted"),
-		r.logCount("the checkpoint read is behind one Kafka acknowledged"), peak, v)
-	if peak > rssLimitMB() {
-		t.Errorf("router RSS reached %.0f MiB during the outages, limit %.0f MiB", peak, rssLimitMB())
+		e.BrokerName(), len(outages), r.LogCount("kafka error; resuming from the committed checkpoint"),
+		r.LogCount("the commit whose answer was lost was committed"), r.LogCount("the commit whose answer was lost was aborted"),
+		r.LogCount("the checkpoint partition had a transaction open"), r.LogCount("neither committed nor aborted"),
+		r.LogCount("the checkpoint read is behind one Kafka acknowledged"), peak, v)
+	if peak > harness.RSSLimitMB() {
+		t.Errorf("router RSS reached %.0f MiB during the outages, limit %.0f MiB", peak, harness.RSSLimitMB())
 	}
 }
 
@@ -158,7 +159,7 @@ func waitTxnSettled(t testing.TB, brokers []string, ids ...string) {
 	var state string
 	var err error
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if state, err = describeTxnState(brokers, ids...); err == nil && state != "PrepareCommit" && state != "PrepareAbort" {
+		if state, err = harness.DescribeTxnState(brokers, ids...); err == nil && state != "PrepareCommit" && state != "PrepareAbort" {
 			return
 		}
 	}

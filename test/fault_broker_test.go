@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestFaultKafkaBrokerRestart stops the whole (single-broker) cluster for
@@ -23,49 +24,49 @@ import (
 // router), and at random moments in the long variant. The router must
 // keep running and deliver every row exactly once.
 func TestFaultKafkaBrokerRestart(t *testing.T) {
-	rng := faultRand(t)
+	rng := harness.FaultRand(t)
 	port := freeTCPPort(t)
 	opts := []kfake.Opt{kfake.DataDir(t.TempDir()), kfake.Ports(port)}
 	e := kfakeEnv(t, opts...)
 	const name = "brokerdown"
-	r := startRouter(t, e.args(name)...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	l := startLoad(t, newWriter(e.db, rng, "agg", 40, 0), 500)
-	col.waitProgress(t, r, 200, time.Minute, "routing before the broker stops")
+	r := harness.StartRouter(t, e.Args(name)...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	l := harness.StartLoad(t, harness.NewWriter(e.DB, rng, "agg", 40, 0), 500)
+	col.WaitProgress(t, r, 200, time.Minute, "routing before the broker stops")
 
 	moments := []kmsg.Key{kmsg.Produce, kmsg.EndTxn}
-	for range byMode(0, 3) {
+	for range harness.ByMode(0, 3) {
 		moments = append(moments, -1)
 	}
 	for i, at := range moments {
 		what := fmt.Sprintf("broker stop %d at a random moment", i+1)
 		if at >= 0 {
 			what = fmt.Sprintf("broker stop %d at the router's %s request", i+1, at.Name())
-			dieAt(t, e.kafka.Cluster, at, routerTxnIDs(name)...)
+			dieAt(t, e.Kafka.Cluster, at, harness.RouterTxnIDs(name)...)
 		} else {
-			time.Sleep(randDur(rng, 200*time.Millisecond, time.Second))
+			time.Sleep(harness.RandDur(rng, 200*time.Millisecond, time.Second))
 		}
-		e.kafka.Close()
-		down := randDur(rng, 2*time.Second, 5*time.Second)
+		e.Kafka.Close()
+		down := harness.RandDur(rng, 2*time.Second, 5*time.Second)
 		time.Sleep(down) // the outage itself
 		k, err := devenv.StartKfake(opts...)
 		if err != nil {
 			t.Fatalf("starting the broker again: %v", err)
 		}
-		e.kafka = k
+		e.Kafka = k
 		t.Cleanup(k.Close)
 		what += fmt.Sprintf(", down %s", down.Round(time.Millisecond))
-		r.mustRun(what)
-		col.waitProgress(t, r, 200, time.Minute, "routing after "+what)
-		r.mustRun(what)
+		r.MustRun(what)
+		col.WaitProgress(t, r, 200, time.Minute, "routing after "+what)
+		r.MustRun(what)
 		t.Logf("%s: survived", what)
 	}
 
-	v := finishRun(t, e.db, l, col, r, 2*time.Minute)
+	v := harness.FinishRun(t, e.DB, l, col, r, 2*time.Minute)
 	t.Logf("broker stops %d, %s", len(moments), v)
 }
 
-// dieAt waits until a transactional producer of txnIDs sends a request of
+// dieAt waits until a transactional producer of TxnIDs sends a request of
 // type key and drops it unanswered (closing the connection), as a broker
 // dying at that moment would.
 func dieAt(t *testing.T, c *kfake.Cluster, key kmsg.Key, txnIDs ...string) {

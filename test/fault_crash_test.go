@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestCrashSIGKILL kills the router binary with SIGKILL at random moments
@@ -14,20 +16,20 @@ import (
 // checkpoint before a kill may come twice.
 func TestCrashSIGKILL(t *testing.T) {
 	for _, delivery := range []string{"exactly-once", "at-least-once"} {
-		t.Run(delivery, func(t *testing.T) { crashTest(t, newEnv(t, envOpts{}), delivery) })
+		t.Run(delivery, func(t *testing.T) { crashTest(t, harness.NewEnv(t, harness.EnvOpts{}), delivery) })
 	}
 }
 
 // crashKills kills the router for the crash loop and tells what the kill
-// hit: txnWatch on kfake, apacheKills on Apache Kafka.
+// hit: TxnWatch on kfake, ApacheKills on Apache Kafka.
 type crashKills interface {
-	// kill kills the router now and reports whether its Kafka
+	// Kill kills the router now and reports whether its Kafka
 	// transaction was open.
-	kill(kill func()) (open bool)
-	// killAtProduce kills it when its next produce request arrives, before
+	Kill(kill func()) (open bool)
+	// KillAtProduce kills it when its next produce request arrives, before
 	// the broker appends it, or after timeout if none comes; it reports
 	// whether a transaction was open and whether a request came.
-	killAtProduce(kill func(), timeout time.Duration) (open, hit bool)
+	KillAtProduce(kill func(), timeout time.Duration) (open, hit bool)
 }
 
 // crashWindow is what a kill may cause to be repeated at least once: rows
@@ -35,46 +37,46 @@ type crashKills interface {
 // last one the server had committed.
 type crashWindow struct{ after, upTo uint64 } // GTID sequence numbers, domain 0
 
-func crashTest(t *testing.T, e *env, delivery string) {
-	rng := faultRand(t)
-	kills, minEvents := byMode(5, 20), byMode(3000, 50000)
-	rate := byMode(700, 1000)
+func crashTest(t *testing.T, e *harness.Env, delivery string) {
+	rng := harness.FaultRand(t)
+	kills, minEvents := harness.ByMode(5, 20), harness.ByMode(3000, 50000)
+	rate := harness.ByMode(700, 1000)
 	const name = "crash"
-	txnIDs := routerTxnIDs(name)
+	txnIDs := harness.RouterTxnIDs(name)
 	if delivery == "at-least-once" {
 		txnIDs = nil // the idempotent producer
 	}
 	var watch crashKills
-	if e.kafka.Cluster != nil {
-		watch = watchTxns(e.kafka.Cluster, txnIDs...)
-	} else if p := proxiedRouter(t, e); p != nil {
-		watch = &apacheKills{t: t, proxy: p, brokers: e.kafka.Brokers, txnIDs: txnIDs}
+	if e.Kafka.Cluster != nil {
+		watch = harness.WatchTxns(e.Kafka.Cluster, txnIDs...)
+	} else if p := harness.ProxiedRouter(t, e); p != nil {
+		watch = &harness.ApacheKills{T: t, Proxy: p, Brokers: e.Kafka.Brokers, TxnIDs: txnIDs}
 	}
-	t.Logf("broker %s", e.brokerName())
-	r := startRouter(t, e.args(name, "--delivery", delivery)...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	l := startLoad(t, newWriter(e.db, rng, "agg", 40, 0), rate)
+	t.Logf("broker %s", e.BrokerName())
+	r := harness.StartRouter(t, e.Args(name, "--delivery", delivery)...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	l := harness.StartLoad(t, harness.NewWriter(e.DB, rng, "agg", 40, 0), rate)
 
 	var windows []crashWindow
 	killed, openAtKill, atProduce := 0, 0, 0
-	for killed < kills || l.rows.Load() < int64(minEvents) {
+	for killed < kills || l.Rows.Load() < int64(minEvents) {
 		// Kill at a random moment shortly after the router is up again:
 		// it is then catching up the rows written while it was down.
-		eventually(t, 60*time.Second, "router start", func() bool {
-			return r.logCount("resuming from checkpoint")+r.logCount("no checkpoint stored") > killed || !r.running()
+		harness.Eventually(t, 60*time.Second, "router start", func() bool {
+			return r.LogCount("resuming from checkpoint")+r.LogCount("no checkpoint stored") > killed || !r.Running()
 		})
-		time.Sleep(randDur(rng, 100*time.Millisecond, 700*time.Millisecond))
-		r.mustRun(fmt.Sprintf("before kill %d", killed+1))
+		time.Sleep(harness.RandDur(rng, 100*time.Millisecond, 700*time.Millisecond))
+		r.MustRun(fmt.Sprintf("before kill %d", killed+1))
 		var open, hit bool
 		switch {
 		case watch != nil && killed%2 == 1:
 			// Every other kill waits for the router's next produce request
 			// and lands before the broker appends it.
-			open, hit = watch.killAtProduce(r.kill, 2*time.Second)
+			open, hit = watch.KillAtProduce(r.Kill, 2*time.Second)
 		case watch != nil:
-			open = watch.kill(r.kill)
+			open = watch.Kill(r.Kill)
 		default:
-			r.kill()
+			r.Kill()
 		}
 		killed++
 		if open && delivery == "exactly-once" {
@@ -84,28 +86,28 @@ func crashTest(t *testing.T, e *env, delivery string) {
 			atProduce++
 		}
 		windows = append(windows, crashWindowAfterKill(t, e, name))
-		r.restart()
+		r.Restart()
 	}
-	l.stop()
+	l.Stop()
 	t.Logf("load: %s", l)
 
-	want := committedRows(t, e.db)
-	col.waitAll(t, want, 3*time.Minute)
-	if code := r.stop(30 * time.Second); code != 0 {
+	want := harness.CommittedRows(t, e.DB)
+	col.WaitAll(t, want, 3*time.Minute)
+	if code := r.Stop(30 * time.Second); code != 0 {
 		t.Errorf("SIGTERM: exit code %d, want 0", code)
 	}
-	got := col.settle(t, time.Second)
-	if n := crossCheckReaders(t, e); onApache() && n != len(got) {
+	got := col.Settle(t, time.Second)
+	if n := crossCheckReaders(t, e); harness.OnApache() && n != len(got) {
 		t.Errorf("the reference readers read %d records, the collector %d", n, len(got))
 	}
 
-	var dupOK func(delivered) bool
+	var dupOK func(harness.Delivered) bool
 	bound := 0
 	if delivery == "at-least-once" {
-		dupOK = func(d delivered) bool { return inWindows(windows, d.GTID) }
+		dupOK = func(d harness.Delivered) bool { return inWindows(windows, d.GTID) }
 		bound = rowsInWindows(windows, got)
 	}
-	v := checkDelivery(t, want, got, dupOK)
+	v := harness.CheckDelivery(t, want, got, dupOK)
 	behind := 0
 	for _, w := range windows {
 		if w.upTo > w.after {
@@ -130,14 +132,14 @@ func crashTest(t *testing.T, e *env, delivery string) {
 
 // crashWindowAfterKill reads, with the router dead, the stored checkpoint
 // and the server's last GTID.
-func crashWindowAfterKill(t *testing.T, e *env, name string) crashWindow {
+func crashWindowAfterKill(t *testing.T, e *harness.Env, name string) crashWindow {
 	t.Helper()
-	upTo := gtidSeqs(t, e.gtidPos())[0]
-	return crashWindow{after: gtidSeqs(t, e.checkpointSet(name))[0], upTo: upTo}
+	upTo := harness.GTIDSeqs(t, e.GTIDPos())[0]
+	return crashWindow{after: harness.GTIDSeqs(t, e.CheckpointSet(name))[0], upTo: upTo}
 }
 
 func inWindows(ws []crashWindow, gtid string) bool {
-	_, seq, ok := parseGTID(gtid)
+	_, seq, ok := harness.ParseGTID(gtid)
 	if !ok {
 		return false
 	}
@@ -151,10 +153,10 @@ func inWindows(ws []crashWindow, gtid string) bool {
 
 // rowsInWindows counts, per kill, the distinct rows whose transaction lies
 // in its window: the most that kill can cause to be repeated.
-func rowsInWindows(ws []crashWindow, got []delivered) int {
+func rowsInWindows(ws []crashWindow, got []harness.Delivered) int {
 	gtidOf := map[string]uint64{}
 	for _, d := range got {
-		if _, seq, ok := parseGTID(d.GTID); ok {
+		if _, seq, ok := harness.ParseGTID(d.GTID); ok {
 			gtidOf[d.ID] = seq
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestFaultDatabaseRestart kills mariadbd (SIGKILL) and starts it again
@@ -14,35 +16,35 @@ import (
 // router's binlog dump connection with KILL. The same router process must
 // reconnect by itself and deliver every committed row exactly once.
 func TestFaultDatabaseRestart(t *testing.T) {
-	rng := faultRand(t)
-	e := newEnv(t, envOpts{})
-	var watch *txnWatch
-	if e.kafka.Cluster != nil {
-		watch = watchTxns(e.kafka.Cluster, routerTxnIDs("dbrestart")...)
+	rng := harness.FaultRand(t)
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	var watch *harness.TxnWatch
+	if e.Kafka.Cluster != nil {
+		watch = harness.WatchTxns(e.Kafka.Cluster, harness.RouterTxnIDs("dbrestart")...)
 	}
-	r := startRouter(t, e.args("dbrestart")...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	app := newWriter(e.db, rng, "agg", 40, 0)
-	l := startLoad(t, app, 500)
-	col.waitProgress(t, r, 200, time.Minute, "routing before the faults")
+	r := harness.StartRouter(t, e.Args("dbrestart")...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	app := harness.NewWriter(e.DB, rng, "agg", 40, 0)
+	l := harness.StartLoad(t, app, 500)
+	col.WaitProgress(t, r, 200, time.Minute, "routing before the faults")
 	ctx := context.Background()
 
 	restart := func(what string) {
 		t.Helper()
-		time.Sleep(randDur(rng, 200*time.Millisecond, 1500*time.Millisecond)) // down time
-		if err := e.maria.Start(ctx); err != nil {
+		time.Sleep(harness.RandDur(rng, 200*time.Millisecond, 1500*time.Millisecond)) // down time
+		if err := e.Maria.Start(ctx); err != nil {
 			t.Fatalf("%s: starting mariadbd again: %v", what, err)
 		}
-		r.mustRun(what)
-		col.waitProgress(t, r, 100, time.Minute, what+": routing after the restart")
-		r.mustRun(what)
+		r.MustRun(what)
+		col.WaitProgress(t, r, 100, time.Minute, what+": routing after the restart")
+		r.MustRun(what)
 	}
 
-	restarts := byMode(3, 10)
+	restarts := harness.ByMode(3, 10)
 	for i := 1; i <= restarts; i++ {
-		time.Sleep(randDur(rng, 300*time.Millisecond, 1500*time.Millisecond))
-		r.mustRun(fmt.Sprintf("before database kill %d", i))
-		if err := e.maria.Kill(); err != nil {
+		time.Sleep(harness.RandDur(rng, 300*time.Millisecond, 1500*time.Millisecond))
+		r.MustRun(fmt.Sprintf("before database kill %d", i))
+		if err := e.Maria.Kill(); err != nil {
 			t.Fatal(err)
 		}
 		restart(fmt.Sprintf("database kill %d", i))
@@ -53,54 +55,54 @@ func TestFaultDatabaseRestart(t *testing.T) {
 	// it larger (40 MiB) than the socket buffers can hold, so the server is
 	// still sending it when it dies. The load pauses so that what the
 	// router produces next is of this transaction.
-	l.stop()
-	col.waitAll(t, committedRows(t, e.db), time.Minute)
-	e.exec("CREATE TABLE ballast (id BIGINT AUTO_INCREMENT PRIMARY KEY, data LONGBLOB)")
-	big := newWriter(e.db, rng, "big", 50, 0)
-	big.ballast, big.ballastRows = make([]byte, 1<<20), 2
+	l.Stop()
+	col.WaitAll(t, harness.CommittedRows(t, e.DB), time.Minute)
+	e.Exec("CREATE TABLE ballast (id BIGINT AUTO_INCREMENT PRIMARY KEY, data LONGBLOB)")
+	big := harness.NewWriter(e.DB, rng, "big", 50, 0)
+	big.Ballast, big.BallastRows = make([]byte, 1<<20), 2
 	const bigRows = 20000
 	var base int64
 	if watch != nil {
-		watch.skipTopic(t, e, e.checkpointTopic()) // count outbox records only
-		base = watch.records.Load()
+		watch.SkipTopic(t, e, e.CheckpointTopic()) // count outbox records only
+		base = watch.Records.Load()
 	}
-	if err := big.tx(ctx, bigRows); err != nil {
+	if err := big.Tx(ctx, bigRows); err != nil {
 		t.Fatalf("committing the %d-row transaction: %v", bigRows, err)
 	}
 	if watch != nil {
 		// Kill once the router has started producing the transaction.
-		for start := time.Now(); watch.records.Load() == base && time.Since(start) < 30*time.Second; {
+		for start := time.Now(); watch.Records.Load() == base && time.Since(start) < 30*time.Second; {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	if err := e.maria.Kill(); err != nil {
+	if err := e.Maria.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	if watch != nil {
-		n := watch.records.Load() - base
+		n := watch.Records.Load() - base
 		t.Logf("mariadbd killed right after a %d-row transaction committed: the router had produced %d of its rows", bigRows, n)
 		if n == 0 || n >= bigRows {
 			t.Errorf("the kill did not land while the router was streaming the large transaction")
 		}
 	}
-	l = startLoad(t, app, 500)
+	l = harness.StartLoad(t, app, 500)
 	restart("database kill in a large transaction")
 
 	// A cut connection without a restart: KILL the binlog dump thread.
-	cuts := byMode(2, 5)
+	cuts := harness.ByMode(2, 5)
 	for i := 1; i <= cuts; i++ {
-		time.Sleep(randDur(rng, 200*time.Millisecond, time.Second))
-		id := dumpThread(t, e.db, 0)
-		if _, err := e.db.Exec(fmt.Sprintf("KILL CONNECTION %d", id)); err != nil {
+		time.Sleep(harness.RandDur(rng, 200*time.Millisecond, time.Second))
+		id := dumpThread(t, e.DB, 0)
+		if _, err := e.DB.Exec(fmt.Sprintf("KILL CONNECTION %d", id)); err != nil {
 			t.Fatalf("KILL %d: %v", id, err)
 		}
-		dumpThread(t, e.db, id) // the router connects again
-		r.mustRun(fmt.Sprintf("KILL of the dump connection %d", i))
-		col.waitProgress(t, r, 100, time.Minute, "routing after KILL of the dump connection")
+		dumpThread(t, e.DB, id) // the router connects again
+		r.MustRun(fmt.Sprintf("KILL of the dump connection %d", i))
+		col.WaitProgress(t, r, 100, time.Minute, "routing after KILL of the dump connection")
 	}
 
-	v := finishRun(t, e.db, l, col, r, 3*time.Minute)
-	lost := r.logCount("binlog connection lost")
+	v := harness.FinishRun(t, e.DB, l, col, r, 3*time.Minute)
+	lost := r.LogCount("binlog connection lost")
 	t.Logf("database kills %d (one in a %d-row transaction), dump connections killed %d, reconnects logged %d, %s",
 		restarts+1, bigRows, cuts, lost, v)
 	if lost < restarts+1+cuts {
@@ -113,7 +115,7 @@ func TestFaultDatabaseRestart(t *testing.T) {
 func dumpThread(t testing.TB, db *sql.DB, old int64) int64 {
 	t.Helper()
 	var id int64
-	eventually(t, time.Minute, "a binlog dump connection", func() bool {
+	harness.Eventually(t, time.Minute, "a binlog dump connection", func() bool {
 		err := db.QueryRow("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump' AND ID <> ? ORDER BY ID DESC LIMIT 1", old).Scan(&id)
 		return err == nil
 	})

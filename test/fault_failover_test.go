@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestFailoverToReplica runs a primary and a GTID replica that re-logs
@@ -32,19 +33,19 @@ func TestFailoverToReplica(t *testing.T) {
 }
 
 // replicaEnv is a primary env plus a replica of it.
-func replicaEnv(t *testing.T) (*env, *devenv.MariaDB, *sql.DB) {
-	e := newEnv(t, envOpts{maria: devenv.MariaDBConfig{ServerID: 1, LogSlaveUpdates: true}})
+func replicaEnv(t *testing.T) (*harness.Env, *devenv.MariaDB, *sql.DB) {
+	e := harness.NewEnv(t, harness.EnvOpts{Maria: devenv.MariaDBConfig{ServerID: 1, LogSlaveUpdates: true}})
 	replica := devenv.NewMariaDB(t, devenv.MariaDBConfig{ServerID: 2, LogSlaveUpdates: true})
 	admin, err := replica.DB("")
 	require.NoError(t, err)
 	defer admin.Close()
 	_, err = admin.Exec(fmt.Sprintf("CHANGE MASTER TO master_host='127.0.0.1', master_port=%d, master_user='root', "+
-		"master_use_gtid=slave_pos, master_connect_retry=1; START SLAVE", e.maria.Port()))
+		"master_use_gtid=slave_pos, master_connect_retry=1; START SLAVE", e.Maria.Port()))
 	require.NoError(t, err)
-	waitReplicated(t, admin, e.gtidPos()) // the outbox table is there
+	waitReplicated(t, admin, e.GTIDPos()) // the outbox table is there
 	// Not devenv.CreateDatabase: the replica must write nothing itself, or
 	// its own GTIDs would break replication in strict mode.
-	rdb, err := replica.DB(e.dbName)
+	rdb, err := replica.DB(e.DBName)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = rdb.Close() })
 	return e, replica, rdb
@@ -54,7 +55,7 @@ func replicaEnv(t *testing.T) (*env, *devenv.MariaDB, *sql.DB) {
 func waitReplicated(t testing.TB, rdb *sql.DB, pos string) {
 	t.Helper()
 	var got string
-	if err := poll(time.Minute, func() bool {
+	if err := harness.Poll(time.Minute, func() bool {
 		return rdb.QueryRow("SELECT @@gtid_slave_pos").Scan(&got) == nil && got == pos
 	}); err != nil {
 		st := slaveStatus(t, rdb)
@@ -87,24 +88,24 @@ func slaveStatus(t testing.TB, rdb *sql.DB) map[string]string {
 }
 
 func failoverTest(t *testing.T) {
-	rng := faultRand(t)
+	rng := harness.FaultRand(t)
 	e, replica, rdb := replicaEnv(t)
 	const name = "failover"
-	r := startRouter(t, e.args(name, "--shutdown-timeout", "3s")...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	app := newWriter(e.db, rng, "agg", 40, 0)
-	l := startLoad(t, app, 600)
-	col.waitProgress(t, r, byMode(1000, 10000), 2*time.Minute, "routing from the primary")
+	r := harness.StartRouter(t, e.Args(name, "--shutdown-timeout", "3s")...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	app := harness.NewWriter(e.DB, rng, "agg", 40, 0)
+	l := harness.StartLoad(t, app, 600)
+	col.WaitProgress(t, r, harness.ByMode(1000, 10000), 2*time.Minute, "routing from the primary")
 
 	// The router falls behind (paused while the application writes), the
 	// replica gets everything, the primary dies.
-	if err := r.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := r.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(randDur(rng, 500*time.Millisecond, 1500*time.Millisecond)) // rows pile up
-	l.stop()
-	waitReplicated(t, rdb, e.gtidPos())
-	if err := e.maria.Kill(); err != nil {
+	time.Sleep(harness.RandDur(rng, 500*time.Millisecond, 1500*time.Millisecond)) // rows pile up
+	l.Stop()
+	waitReplicated(t, rdb, e.GTIDPos())
+	if err := e.Maria.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	// Either the router's host went down with the primary: what it had not
@@ -113,46 +114,46 @@ func failoverTest(t *testing.T) {
 	// is stopped.
 	routerDied := rng.IntN(2) == 0
 	if routerDied {
-		r.kill()
+		r.Kill()
 		t.Logf("primary and its router killed")
 	} else {
-		if err := r.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		if err := r.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(randDur(rng, 0, 500*time.Millisecond))
-		t.Logf("primary killed; the router, still running, exited with %d on SIGTERM", r.stop(30*time.Second))
+		time.Sleep(harness.RandDur(rng, 0, 500*time.Millisecond))
+		t.Logf("primary killed; the router, still running, exited with %d on SIGTERM", r.Stop(30*time.Second))
 	}
 
 	// The replica applied everything it received; it is promoted and the
 	// application writes to it (GTIDs 0-2-N from now on).
-	eventually(t, time.Minute, "replica applying all it received", func() bool {
+	harness.Eventually(t, time.Minute, "replica applying all it received", func() bool {
 		st := slaveStatus(t, rdb)
 		var applied string
 		return rdb.QueryRow("SELECT @@gtid_slave_pos").Scan(&applied) == nil && applied == st["Gtid_IO_Pos"]
 	})
 	_, err := rdb.Exec("STOP SLAVE; RESET SLAVE ALL")
 	require.NoError(t, err)
-	cp := e.checkpointSet(name)
-	t.Logf("checkpoint %s, replica at %s", cp, gtidPos(t, rdb))
-	after := gtidSeqs(t, cp)[0]
+	cp := e.CheckpointSet(name)
+	t.Logf("checkpoint %s, replica at %s", cp, harness.GTIDPos(t, rdb))
+	after := harness.GTIDSeqs(t, cp)[0]
 
-	r2 := startRouter(t, argsWith(e.args(name), "--mysql-addr", replica.Addr())...)
-	app.db = rdb // same aggregates: their order must hold across the failover
-	l = startLoad(t, app, 600)
-	col.waitProgress(t, r2, byMode(500, 5000), 2*time.Minute, "routing from the promoted replica")
-	l.stop()
-	want := committedRows(t, rdb)
-	col.waitAll(t, want, 2*time.Minute)
-	if code := r2.stop(30 * time.Second); code != 0 {
+	r2 := harness.StartRouter(t, harness.ArgsWith(e.Args(name), "--mysql-addr", replica.Addr())...)
+	app.DB = rdb // same aggregates: their order must hold across the failover
+	l = harness.StartLoad(t, app, 600)
+	col.WaitProgress(t, r2, harness.ByMode(500, 5000), 2*time.Minute, "routing from the promoted replica")
+	l.Stop()
+	want := harness.CommittedRows(t, rdb)
+	col.WaitAll(t, want, 2*time.Minute)
+	if code := r2.Stop(30 * time.Second); code != 0 {
 		t.Errorf("SIGTERM: exit code %d, want 0", code)
 	}
-	got := col.settle(t, time.Second)
-	v := checkDelivery(t, want, got, nil)
+	got := col.Settle(t, time.Second)
+	v := harness.CheckDelivery(t, want, got, nil)
 	backlog, promoted := 0, 0
 	for _, d := range got {
 		if parts := strings.Split(d.GTID, "-"); len(parts) == 3 && parts[1] == "2" {
 			promoted++
-		} else if _, seq, ok := parseGTID(d.GTID); ok && seq > after {
+		} else if _, seq, ok := harness.ParseGTID(d.GTID); ok && seq > after {
 			backlog++
 		}
 	}
@@ -163,21 +164,21 @@ func failoverTest(t *testing.T) {
 }
 
 func sidecarTest(t *testing.T) {
-	rng := faultRand(t)
+	rng := harness.FaultRand(t)
 	e, replica, rdb := replicaEnv(t)
-	l := startLoad(t, newWriter(e.db, rng, "agg", 40, 0), 600)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	time.Sleep(randDur(rng, 500*time.Millisecond, 2*time.Second)) // a backlog on the replica
-	r := startRouter(t, argsWith(e.args("sidecar", "--start", "earliest"), "--mysql-addr", replica.Addr())...)
-	col.waitProgress(t, r, byMode(1000, 10000), 2*time.Minute, "routing from the replica")
-	l.stop()
-	waitReplicated(t, rdb, e.gtidPos())
-	want := committedRows(t, rdb)
-	require.Len(t, want, len(committedRows(t, e.db)), "the replica has every row")
-	col.waitAll(t, want, 2*time.Minute)
-	if code := r.stop(30 * time.Second); code != 0 {
+	l := harness.StartLoad(t, harness.NewWriter(e.DB, rng, "agg", 40, 0), 600)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	time.Sleep(harness.RandDur(rng, 500*time.Millisecond, 2*time.Second)) // a backlog on the replica
+	r := harness.StartRouter(t, harness.ArgsWith(e.Args("sidecar", "--start", "earliest"), "--mysql-addr", replica.Addr())...)
+	col.WaitProgress(t, r, harness.ByMode(1000, 10000), 2*time.Minute, "routing from the replica")
+	l.Stop()
+	waitReplicated(t, rdb, e.GTIDPos())
+	want := harness.CommittedRows(t, rdb)
+	require.Len(t, want, len(harness.CommittedRows(t, e.DB)), "the replica has every row")
+	col.WaitAll(t, want, 2*time.Minute)
+	if code := r.Stop(30 * time.Second); code != 0 {
 		t.Errorf("SIGTERM: exit code %d, want 0", code)
 	}
-	v := checkDelivery(t, want, col.settle(t, time.Second), nil)
+	v := harness.CheckDelivery(t, want, col.Settle(t, time.Second), nil)
 	t.Logf("sidecar on the replica: %s", v)
 }

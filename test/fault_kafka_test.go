@@ -9,14 +9,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
-// kfakeEnv is newEnv with the in-process kfake whatever KAFKA_BROKERS
+// kfakeEnv is NewEnv with the in-process kfake whatever KAFKA_BROKERS
 // says: these tests inject faults into the broker.
-func kfakeEnv(t *testing.T, opts ...kfake.Opt) *env {
+func kfakeEnv(t *testing.T, opts ...kfake.Opt) *harness.Env {
 	t.Setenv(devenv.BrokersEnv, "")
-	e := newEnv(t, envOpts{kfake: opts})
-	if e.kafka.Cluster == nil {
+	e := harness.NewEnv(t, harness.EnvOpts{KFake: opts})
+	if e.Kafka.Cluster == nil {
 		t.Fatal("no in-process kfake cluster")
 	}
 	return e
@@ -28,15 +29,15 @@ func kfakeEnv(t *testing.T, opts ...kfake.Opt) *env {
 // unavailable) while an application writes. The router must keep running,
 // retry, keep its memory bounded, and deliver every row exactly once.
 func TestFaultKafkaUnavailable(t *testing.T) {
-	rng := faultRand(t)
+	rng := harness.FaultRand(t)
 	e := kfakeEnv(t)
-	r := startRouter(t, e.args("kafkadown")...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	l := startLoad(t, newWriter(e.db, rng, "agg", 40, 200), 500)
-	col.waitProgress(t, r, 200, time.Minute, "routing before the faults")
-	rss := sampleRSS(r.pid())
+	r := harness.StartRouter(t, e.Args("kafkadown")...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	l := harness.StartLoad(t, harness.NewWriter(e.DB, rng, "agg", 40, 200), 500)
+	col.WaitProgress(t, r, 200, time.Minute, "routing before the faults")
+	rss := harness.SampleRSS(r.PID())
 
-	outage := byMode(5*time.Second, 20*time.Second)
+	outage := harness.ByMode(5*time.Second, 20*time.Second)
 	phases := []struct {
 		name  string
 		fault kfake.Fault
@@ -49,21 +50,21 @@ func TestFaultKafkaUnavailable(t *testing.T) {
 	}
 	rng.Shuffle(len(phases), func(i, j int) { phases[i], phases[j] = phases[j], phases[i] })
 	for _, p := range phases {
-		h := e.kafka.Cluster.Fault(p.fault)
-		time.Sleep(randDur(rng, outage*4/5, outage*6/5)) // the outage itself
+		h := e.Kafka.Cluster.Fault(p.fault)
+		time.Sleep(harness.RandDur(rng, outage*4/5, outage*6/5)) // the outage itself
 		h.Remove()
-		r.mustRun(p.name)
+		r.MustRun(p.name)
 		t.Logf("%s: %d requests failed", p.name, h.Hits())
 		if h.Hits() == 0 {
 			t.Errorf("%s: the fault never hit a request", p.name)
 		}
-		col.waitProgress(t, r, 200, time.Minute, "routing after "+p.name)
+		col.WaitProgress(t, r, 200, time.Minute, "routing after "+p.name)
 	}
-	peak := rss.stop()
+	peak := rss.Stop()
 
-	v := finishRun(t, e.db, l, col, r, 2*time.Minute)
+	v := harness.FinishRun(t, e.DB, l, col, r, 2*time.Minute)
 	t.Logf("%d outages of about %s, router peak RSS %.0f MiB, %s", len(phases), outage, peak, v)
-	if peak > rssLimitMB() {
-		t.Errorf("router RSS reached %.0f MiB during the outages, limit %.0f MiB", peak, rssLimitMB())
+	if peak > harness.RSSLimitMB() {
+		t.Errorf("router RSS reached %.0f MiB during the outages, limit %.0f MiB", peak, harness.RSSLimitMB())
 	}
 }

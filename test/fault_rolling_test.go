@@ -16,11 +16,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/internal/inboxtest"
 	"github.com/binlog-router/binlog-router/internal/relay"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // Rolling restarts of a private three-node Apache Kafka cluster
-// (cluster3Config: replication factor 3, min.insync.replicas=2) under a
+// (Cluster3Config: replication factor 3, min.insync.replicas=2) under a
 // router in exactly-once mode while an application writes, the way
 // operators upgrade or reconfigure a cluster: one node at a time, the next
 // only once every partition is fully replicated again. Each suite ends
@@ -48,12 +50,12 @@ type rolling struct {
 	t      *testing.T
 	rng    *rand.Rand
 	a      *devenv.ApacheKafka
-	e      *env
+	e      *harness.Env
 	txnIDs []string
 	types  []string // event types, so topics prefix.type
-	r      *router
-	col    *collector
-	l      *load
+	r      *harness.Router
+	col    *harness.Collector
+	l      *harness.Load
 	cl     *kgo.Client
 
 	restarts         int
@@ -67,15 +69,15 @@ type rolling struct {
 // and Changed when none), and returns once the router routes.
 func startRolling(t *testing.T, name string, rate int, types ...string) *rolling {
 	t.Helper()
-	k := privateApache(t, cluster3Config())
-	rng := faultRand(t)
-	e := newEnv(t, envOpts{kafka: func(testing.TB) *devenv.Kafka { return k }})
-	w := newWriter(e.db, rng, "agg", 40, 0, types...)
-	rg := &rolling{t: t, rng: rng, a: k.Apache, e: e, txnIDs: routerTxnIDs(name), types: w.types, cl: e.kafkaClient()}
-	rg.r = startRouter(t, e.args(name, "--delivery", string(relay.ExactlyOnce))...)
-	rg.col = newCollector(t, k.Brokers, e.topicRegex())
-	rg.l = startLoad(t, w, rate)
-	rg.col.waitProgress(t, rg.r, 200, 2*time.Minute, "routing before the restarts")
+	k := harness.PrivateApache(t, harness.Cluster3Config())
+	rng := harness.FaultRand(t)
+	e := harness.NewEnv(t, harness.EnvOpts{Kafka: func(testing.TB) *devenv.Kafka { return k }})
+	w := harness.NewWriter(e.DB, rng, "agg", 40, 0, types...)
+	rg := &rolling{t: t, rng: rng, a: k.Apache, e: e, txnIDs: harness.RouterTxnIDs(name), types: w.Types, cl: e.KafkaClient()}
+	rg.r = harness.StartRouter(t, e.Args(name, "--delivery", string(relay.ExactlyOnce))...)
+	rg.col = harness.NewCollector(t, k.Brokers, e.TopicRegex())
+	rg.l = harness.StartLoad(t, w, rate)
+	rg.col.WaitProgress(t, rg.r, 200, 2*time.Minute, "routing before the restarts")
 	return rg
 }
 
@@ -124,7 +126,7 @@ func (rg *rolling) restart(i int, kill bool) {
 	require.NoError(t, rg.a.StartNode(ctx, i), what)
 	serving := time.Now()
 	rg.progress(fmt.Sprintf("restart %d: node %d back", rg.restarts, id), serving)
-	require.NoError(t, waitFullyReplicated(ctx, rg.e.kafka.Brokers), what)
+	require.NoError(t, harness.WaitFullyReplicated(ctx, rg.e.Kafka.Brokers), what)
 	t.Logf("restart %d: node %d served %s after it was started, every partition in sync %s later (controller %d, coordinator %d)",
 		rg.restarts, id, serving.Sub(starting).Round(time.Millisecond), time.Since(serving).Round(time.Millisecond), newCtrl, newCoord)
 }
@@ -133,9 +135,9 @@ func (rg *rolling) restart(i int, kill bool) {
 // consumer has read 200 more events, and records the time since since.
 func (rg *rolling) progress(what string, since time.Time) {
 	rg.t.Helper()
-	rg.col.waitProgress(rg.t, rg.r, 200, rollingRecoveryBound, what)
+	rg.col.WaitProgress(rg.t, rg.r, 200, rollingRecoveryBound, what)
 	d := time.Since(since)
-	noteRecovery(rg.t, d)
+	harness.NoteRecovery(rg.t, d)
 	rg.t.Logf("%s: routing again %s after it began", what, d.Round(time.Millisecond))
 }
 
@@ -145,7 +147,7 @@ func (rg *rolling) progress(what string, since time.Time) {
 func (rg *rolling) controller() int32 {
 	rg.t.Helper()
 	leader := int32(-1)
-	eventually(rg.t, 30*time.Second, "the active controller", func() bool {
+	harness.Eventually(rg.t, 30*time.Second, "the active controller", func() bool {
 		req := kmsg.NewPtrDescribeQuorumRequest()
 		topic := kmsg.NewDescribeQuorumRequestTopic()
 		topic.Topic = "__cluster_metadata"
@@ -165,43 +167,43 @@ func (rg *rolling) controller() int32 {
 }
 
 // finish stops the load and the router, checks what the collector read
-// (finishRun), then reads every outbox topic from its beginning with kcat
+// (FinishRun), then reads every outbox topic from its beginning with kcat
 // and with the Java consumer and checks each by event id the same way.
 // It returns the collector's verdict.
-func (rg *rolling) finish() verdict {
+func (rg *rolling) finish() harness.Verdict {
 	t := rg.t
 	t.Helper()
-	v := finishRun(t, rg.e.db, rg.l, rg.col, rg.r, 3*time.Minute)
-	want := committedRows(t, rg.e.db)
+	v := harness.FinishRun(t, rg.e.DB, rg.l, rg.col, rg.r, 3*time.Minute)
+	want := harness.CommittedRows(t, rg.e.DB)
 	var topics []string
 	for _, typ := range rg.types {
-		topics = append(topics, rg.e.prefix+"."+typ)
+		topics = append(topics, rg.e.Prefix+"."+typ)
 	}
 	start := time.Now()
-	kcat := checkDelivery(t, want, readerDelivered(t, readKcat(t, rg.e.kafka.Brokers, topics)), nil)
+	kcat := harness.CheckDelivery(t, want, readerDelivered(t, readKcat(t, rg.e.Kafka.Brokers, topics)), nil)
 	t.Logf("kcat (read_committed, %s): %s", time.Since(start).Round(time.Millisecond), kcat)
 	start = time.Now()
-	java := checkDelivery(t, want, readerDelivered(t, readJava(t, rg.e.kafka.Brokers, rg.e.topicRegex())), nil)
+	java := harness.CheckDelivery(t, want, readerDelivered(t, readJava(t, rg.e.Kafka.Brokers, rg.e.TopicRegex())), nil)
 	t.Logf("the Java consumer (read_committed, %s): %s", time.Since(start).Round(time.Millisecond), java)
 	t.Logf("franz-go (read_committed, throughout): %s", v)
 	t.Logf("broker %s, restarts %d, the active controller moved %d times, the router's transaction coordinator %d times, "+
 		"longest graceful stop %s, kafka errors that started a new session %d",
-		rg.e.brokerName(), rg.restarts, rg.controllerMoves, rg.coordinatorMoves, rg.worstDown.Round(time.Millisecond),
-		rg.r.logCount("kafka error; resuming from the committed checkpoint"))
+		rg.e.BrokerName(), rg.restarts, rg.controllerMoves, rg.coordinatorMoves, rg.worstDown.Round(time.Millisecond),
+		rg.r.LogCount("kafka error; resuming from the committed checkpoint"))
 	return v
 }
 
 // readerDelivered turns what another client read into the collector's
 // records, in partition order: event id and GTID from the headers, the
 // sequence number from the value.
-func readerDelivered(t testing.TB, recs []refRecord) []delivered {
+func readerDelivered(t testing.TB, recs []refRecord) []harness.Delivered {
 	t.Helper()
 	slices.SortStableFunc(recs, func(a, b refRecord) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset))
 	})
-	out := make([]delivered, len(recs))
+	out := make([]harness.Delivered, len(recs))
 	for i, r := range recs {
-		d := delivered{Topic: r.Topic, Key: string(r.Key), Partition: r.Partition, Offset: r.Offset}
+		d := harness.Delivered{Topic: r.Topic, Key: string(r.Key), Partition: r.Partition, Offset: r.Offset}
 		for _, h := range r.Headers {
 			switch string(h[0]) {
 			case "id":
@@ -252,15 +254,15 @@ func TestFaultRollingRestart(t *testing.T) {
 func TestFaultRollingKillCoordinator(t *testing.T) {
 	const kills = 10
 	rg := startRolling(t, "rollkill", 1000)
-	probe, err := newTxnProbe(rg.e.kafka.Brokers, rg.txnIDs...)
+	probe, err := harness.NewTxnProbe(rg.e.Kafka.Brokers, rg.txnIDs...)
 	require.NoError(t, err)
-	defer probe.close()
+	defer probe.Close()
 	open := 0
 	for range kills {
 		i := rg.a.NodeIndex(txnCoordinator(t, rg.e, rg.txnIDs[0]))
 		require.GreaterOrEqual(t, i, 0)
-		time.Sleep(randDur(rg.rng, 100*time.Millisecond, 700*time.Millisecond))
-		if poll(5*time.Second, probe.ongoing) == nil {
+		time.Sleep(harness.RandDur(rg.rng, 100*time.Millisecond, 700*time.Millisecond))
+		if harness.Poll(5*time.Second, probe.Ongoing) == nil {
 			open++
 		}
 		rg.restart(i, true)
@@ -277,14 +279,14 @@ func TestFaultRollingKillCoordinator(t *testing.T) {
 func TestFaultRollingInbox(t *testing.T) {
 	rg := startRolling(t, "rollinbox", 300, "Paid")
 	l := newLedgerInbox(t, rg.e)
-	c := l.start(t, rg.e, unique("billing"))
-	eventually(t, 2*time.Minute, "the inbox consumer applying events", func() bool { return c.Stats().Processed >= 200 })
+	c := l.start(t, rg.e, inboxtest.Unique("billing"))
+	harness.Eventually(t, 2*time.Minute, "the inbox consumer applying events", func() bool { return c.Stats().Processed >= 200 })
 	for _, i := range rg.rng.Perm(3) {
 		rg.restart(i, false)
 	}
 	v := rg.finish()
 	n := int64(v.Events)
-	eventually(t, 2*time.Minute, fmt.Sprintf("the inbox consumer applying all %d events", n), func() bool {
+	harness.Eventually(t, 2*time.Minute, fmt.Sprintf("the inbox consumer applying all %d events", n), func() bool {
 		return c.Stats().Processed >= n
 	})
 	if err := c.Stop(t); err != nil {

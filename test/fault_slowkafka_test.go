@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestFaultSlowKafka makes every produce request wait 2-3 s at the broker
@@ -19,53 +21,53 @@ import (
 // router must keep running, reconnect, keep its memory bounded, and
 // deliver every row exactly once.
 func TestFaultSlowKafka(t *testing.T) {
-	rng := faultRand(t)
+	rng := harness.FaultRand(t)
 	e := kfakeEnv(t)
-	e.exec("SET GLOBAL net_write_timeout = 5") // sessions opened from now on
-	t.Cleanup(func() { _, _ = e.db.Exec("SET GLOBAL net_write_timeout = DEFAULT") })
-	r := startRouter(t, e.args("slowkafka")...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	e.exec("CREATE TABLE ballast (id BIGINT AUTO_INCREMENT PRIMARY KEY, data LONGBLOB)")
-	w := newWriter(e.db, rng, "agg", 40, 200)
-	w.ballast = make([]byte, 32<<10)
-	l := startLoad(t, w, 500)
-	col.waitProgress(t, r, 200, time.Minute, "routing before Kafka slows down")
+	e.Exec("SET GLOBAL net_write_timeout = 5") // sessions opened from now on
+	t.Cleanup(func() { _, _ = e.DB.Exec("SET GLOBAL net_write_timeout = DEFAULT") })
+	r := harness.StartRouter(t, e.Args("slowkafka")...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	e.Exec("CREATE TABLE ballast (id BIGINT AUTO_INCREMENT PRIMARY KEY, data LONGBLOB)")
+	w := harness.NewWriter(e.DB, rng, "agg", 40, 200)
+	w.Ballast = make([]byte, 32<<10)
+	l := harness.StartLoad(t, w, 500)
+	col.WaitProgress(t, r, 200, time.Minute, "routing before Kafka slows down")
 
 	var slow atomic.Bool
 	var slept atomic.Int64
 	slow.Store(true)
-	c := e.kafka.Cluster
+	c := e.Kafka.Cluster
 	crng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
 	var crngMu sync.Mutex // sleeping controls may run concurrently
 	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
 		if slow.Load() {
 			crngMu.Lock()
-			d := randDur(crng, 2*time.Second, 3*time.Second)
+			d := harness.RandDur(crng, 2*time.Second, 3*time.Second)
 			crngMu.Unlock()
 			c.SleepControl(func() { time.Sleep(d) })
 			slept.Add(1)
 		}
 		return nil, nil, false
 	})
-	rss := sampleRSS(r.pid())
-	lostBefore := r.logCount("binlog connection lost")
-	time.Sleep(byMode(15*time.Second, 60*time.Second)) // the slow period itself
-	if err := poll(time.Minute, func() bool { return r.logCount("binlog connection lost") > lostBefore || !r.running() }); err != nil {
+	rss := harness.SampleRSS(r.PID())
+	lostBefore := r.LogCount("binlog connection lost")
+	time.Sleep(harness.ByMode(15*time.Second, 60*time.Second)) // the slow period itself
+	if err := harness.Poll(time.Minute, func() bool { return r.LogCount("binlog connection lost") > lostBefore || !r.Running() }); err != nil {
 		t.Errorf("the server never dropped the stalled binlog connection (net_write_timeout): the test proved nothing")
 	}
 	slow.Store(false)
-	r.mustRun("slow Kafka")
-	col.waitProgress(t, r, 200, 2*time.Minute, "routing after Kafka is fast again")
-	peak := rss.stop()
-	drops := r.logCount("binlog connection lost") - lostBefore
+	r.MustRun("slow Kafka")
+	col.WaitProgress(t, r, 200, 2*time.Minute, "routing after Kafka is fast again")
+	peak := rss.Stop()
+	drops := r.LogCount("binlog connection lost") - lostBefore
 
-	v := finishRun(t, e.db, l, col, r, 3*time.Minute)
+	v := harness.FinishRun(t, e.DB, l, col, r, 3*time.Minute)
 	t.Logf("%d produce requests delayed 2-3 s, binlog connection lost %d times meanwhile, router peak RSS %.0f MiB, %s",
 		slept.Load(), drops, peak, v)
 	if slept.Load() == 0 {
 		t.Errorf("no produce request was delayed")
 	}
-	if peak > rssLimitMB() {
-		t.Errorf("router RSS reached %.0f MiB while Kafka was slow, limit %.0f MiB", peak, rssLimitMB())
+	if peak > harness.RSSLimitMB() {
+		t.Errorf("router RSS reached %.0f MiB while Kafka was slow, limit %.0f MiB", peak, harness.RSSLimitMB())
 	}
 }

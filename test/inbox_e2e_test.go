@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/binlog-router/binlog-router/inbox"
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/inboxtest"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // ledgerInbox is a billing database whose inbox consumer appends each Paid
@@ -20,9 +22,9 @@ type ledgerInbox struct {
 	name string // consumer name
 }
 
-func newLedgerInbox(t *testing.T, e *env) *ledgerInbox {
+func newLedgerInbox(t *testing.T, e *harness.Env) *ledgerInbox {
 	t.Helper()
-	l := &ledgerInbox{db: devenv.CreateDatabase(t, e.maria, "billing"), name: unique("billing")}
+	l := &ledgerInbox{db: devenv.CreateDatabase(t, e.Maria, "billing"), name: inboxtest.Unique("billing")}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := inbox.CreateTable(ctx, l.db, inbox.MySQL, ""); err != nil {
@@ -32,14 +34,14 @@ func newLedgerInbox(t *testing.T, e *env) *ledgerInbox {
 	return l
 }
 
-func (l *ledgerInbox) start(t *testing.T, e *env, group string) *inboxtest.Running {
+func (l *ledgerInbox) start(t *testing.T, e *harness.Env, group string) *inboxtest.Running {
 	t.Helper()
 	return inboxtest.Start(t, inbox.Config{
-		Brokers: e.kafka.Brokers, Topics: []string{e.prefix + ".Paid"}, ConsumerName: l.name, Group: group,
+		Brokers: e.Kafka.Brokers, Topics: []string{e.Prefix + ".Paid"}, ConsumerName: l.name, Group: group,
 		DB: l.db, Dialect: inbox.MySQL, CommitInterval: 50 * time.Millisecond,
 		Handler: func(ctx context.Context, tx *sql.Tx, ev inbox.Event) error {
 			var p struct{ Amount int }
-			if err := jsonUnmarshal(ev.Payload, &p); err != nil {
+			if err := json.Unmarshal(ev.Payload, &p); err != nil {
 				return err
 			}
 			_, err := tx.ExecContext(ctx, "INSERT INTO ledger (event_id, account, amount) VALUES (?, ?, ?)", ev.ID, ev.AggregateID, p.Amount)
@@ -63,15 +65,15 @@ func (l *ledgerInbox) check(t *testing.T, n, want int) {
 
 // writePaid commits n Paid events, four per transaction, with amounts
 // from..from+n-1, and returns their sum.
-func writePaid(e *env, from, n int) int {
+func writePaid(e *harness.Env, from, n int) int {
 	sum := 0
 	for i := from; i < from+n; i += 4 {
-		var evs []event
+		var evs []harness.Event
 		for j := i; j < min(i+4, from+n); j++ {
-			evs = append(evs, newEvent(fmt.Sprintf("acct-%d", j%7), "Paid", fmt.Sprintf(`{"amount":%d}`, j)))
+			evs = append(evs, harness.NewEvent(fmt.Sprintf("acct-%d", j%7), "Paid", fmt.Sprintf(`{"amount":%d}`, j)))
 			sum += j
 		}
-		e.insertTx(evs...)
+		e.InsertTx(evs...)
 	}
 	return sum
 }
@@ -81,22 +83,22 @@ func writePaid(e *env, from, n int) int {
 // once, and a second pass over the topic from offset zero under the same
 // consumer name changes nothing.
 func TestInboxBehindRouter(t *testing.T) {
-	e := newEnv(t, envOpts{})
+	e := harness.NewEnv(t, harness.EnvOpts{})
 	l := newLedgerInbox(t, e)
-	startRouter(t, e.args("inbox-e2e")...)
+	harness.StartRouter(t, e.Args("inbox-e2e")...)
 	const n = 120
 	want := writePaid(e, 0, n)
 	pass := func(group string, done func(inbox.Stats) bool) inbox.Stats {
 		c := l.start(t, e, group)
-		eventually(t, 90*time.Second, "the consumer to handle every event", func() bool { return done(c.Stats()) })
+		harness.Eventually(t, 90*time.Second, "the consumer to handle every event", func() bool { return done(c.Stats()) })
 		if err := c.Stop(t); err != nil {
 			t.Fatal(err)
 		}
 		return c.Stats()
 	}
-	st := pass(unique("billing"), func(s inbox.Stats) bool { return s.Processed >= n })
+	st := pass(inboxtest.Unique("billing"), func(s inbox.Stats) bool { return s.Processed >= n })
 	t.Logf("first pass %+v", st)
-	st2 := pass(unique("billing-again"), func(s inbox.Stats) bool { return s.Duplicates >= n })
+	st2 := pass(inboxtest.Unique("billing-again"), func(s inbox.Stats) bool { return s.Duplicates >= n })
 	t.Logf("second pass %+v", st2)
 	if st.Processed != n || st.Duplicates != 0 || st2.Processed != 0 || st2.Duplicates != n {
 		t.Errorf("stats %+v then %+v: want %d processed, then %d duplicates", st, st2, n, n)
@@ -109,22 +111,22 @@ func TestInboxBehindRouter(t *testing.T) {
 // original topics (same ids); the running consumer skips every replayed
 // record as a duplicate and the ledger is unchanged.
 func TestInboxBehindRouterReplay(t *testing.T) {
-	e := newEnv(t, envOpts{})
+	e := harness.NewEnv(t, harness.EnvOpts{})
 	l := newLedgerInbox(t, e)
-	args := e.args("inbox-replay")
-	startRouter(t, args...)
-	from := e.gtidPos()
+	args := e.Args("inbox-replay")
+	harness.StartRouter(t, args...)
+	from := e.GTIDPos()
 	const n = 60
 	want := writePaid(e, 0, n)
-	to := e.gtidPos()
-	c := l.start(t, e, unique("billing"))
-	eventually(t, 90*time.Second, "the router's events applied", func() bool { return c.Stats().Processed >= n })
+	to := e.GTIDPos()
+	c := l.start(t, e, inboxtest.Unique("billing"))
+	harness.Eventually(t, 90*time.Second, "the router's events applied", func() bool { return c.Stats().Processed >= n })
 
-	res := cliRun(t, append(append([]string{"replay"}, args...), "--from-gtid", from, "--to-gtid", to)...)
-	if res.code != 0 {
-		t.Fatalf("replay exit %d: %s", res.code, res.stderr)
+	res := harness.RunCLI(t, append(append([]string{"replay"}, args...), "--from-gtid", from, "--to-gtid", to)...)
+	if res.Code != 0 {
+		t.Fatalf("replay exit %d: %s", res.Code, res.Stderr)
 	}
-	eventually(t, 90*time.Second, "the replayed records skipped", func() bool { return c.Stats().Duplicates >= n })
+	harness.Eventually(t, 90*time.Second, "the replayed records skipped", func() bool { return c.Stats().Duplicates >= n })
 	if err := c.Stop(t); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +135,7 @@ func TestInboxBehindRouterReplay(t *testing.T) {
 	if st.Processed != n || st.Duplicates != n || st.DeadLetters != 0 {
 		t.Errorf("stats %+v: want %d processed and %d duplicates", st, n, n)
 	}
-	if got := len(newConsumer(t, e.kafka.Brokers, exactTopic(e.prefix+".Paid")).read(2*n, 30*time.Second)); got != 2*n {
+	if got := len(harness.NewConsumer(t, e.Kafka.Brokers, harness.ExactTopic(e.Prefix+".Paid")).Read(2*n, 30*time.Second)); got != 2*n {
 		t.Errorf("the topic holds %d records, want %d (each event twice)", got, 2*n)
 	}
 	l.check(t, n, want)
@@ -146,46 +148,46 @@ func TestInboxBehindRouterReplay(t *testing.T) {
 // its duplicates equal the topic's records minus its distinct event ids,
 // and the ledger holds each event once.
 func TestInboxBehindRouterAtLeastOnce(t *testing.T) {
-	e := newEnv(t, envOpts{})
+	e := harness.NewEnv(t, harness.EnvOpts{})
 	l := newLedgerInbox(t, e)
 	// Checkpoints only at the ends of binlog transactions.
-	r := startRouter(t, e.args("inbox-alo", "--delivery", "at-least-once", "--commit-interval", "1m")...)
-	c := l.start(t, e, unique("billing"))
-	topic := e.prefix + ".Paid"
+	r := harness.StartRouter(t, e.Args("inbox-alo", "--delivery", "at-least-once", "--commit-interval", "1m")...)
+	c := l.start(t, e, inboxtest.Unique("billing"))
+	topic := e.Prefix + ".Paid"
 	n, want := 0, 0
 	const big = 1500
 	kills := 0
 	for round := 0; round < 10; round++ {
-		before := sumOffsets(inboxtest.EndOffsets(t, e.kafka.Brokers, topic))
+		before := sumOffsets(inboxtest.EndOffsets(t, e.Kafka.Brokers, topic))
 		want += writePaidTx(e, n, big)
 		n += big
-		txn := gtidSeqs(t, e.gtidPos())[0] // the consumer's own transactions come later
-		eventually(t, 60*time.Second, "the router to publish part of the transaction", func() bool {
-			return sumOffsets(inboxtest.EndOffsets(t, e.kafka.Brokers, topic)) > before
+		txn := harness.GTIDSeqs(t, e.GTIDPos())[0] // the consumer's own transactions come later
+		harness.Eventually(t, 60*time.Second, "the router to publish part of the transaction", func() bool {
+			return sumOffsets(inboxtest.EndOffsets(t, e.Kafka.Brokers, topic)) > before
 		})
-		r.kill()
+		r.Kill()
 		kills++
-		r.restart()
+		r.Restart()
 		// Once the checkpoint covers the transaction, all of it is published.
-		eventually(t, 120*time.Second, "the restarted router to publish the transaction", func() bool {
-			return gtidSeqs(t, e.checkpointSet("inbox-alo"))[0] >= txn
+		harness.Eventually(t, 120*time.Second, "the restarted router to publish the transaction", func() bool {
+			return harness.GTIDSeqs(t, e.CheckpointSet("inbox-alo"))[0] >= txn
 		})
-		if sumOffsets(inboxtest.EndOffsets(t, e.kafka.Brokers, topic)) > int64(n) {
+		if sumOffsets(inboxtest.EndOffsets(t, e.Kafka.Brokers, topic)) > int64(n) {
 			break // records were published twice
 		}
 	}
-	total := sumOffsets(inboxtest.EndOffsets(t, e.kafka.Brokers, topic))
-	eventually(t, 120*time.Second, "every record handled", func() bool {
+	total := sumOffsets(inboxtest.EndOffsets(t, e.Kafka.Brokers, topic))
+	harness.Eventually(t, 120*time.Second, "every record handled", func() bool {
 		s := c.Stats()
 		return s.Processed+s.Duplicates >= total
 	})
 	if err := c.Stop(t); err != nil {
 		t.Fatal(err)
 	}
-	recs := newConsumer(t, e.kafka.Brokers, exactTopic(topic)).read(int(total), 30*time.Second)
+	recs := harness.NewConsumer(t, e.Kafka.Brokers, harness.ExactTopic(topic)).Read(int(total), 30*time.Second)
 	ids := map[string]bool{}
 	for _, rec := range recs {
-		ids[recordHeader(rec, "id")] = true
+		ids[harness.RecordHeader(rec, "id")] = true
 	}
 	repeated := int64(len(recs) - len(ids))
 	st := c.Stats()
@@ -201,14 +203,14 @@ func TestInboxBehindRouterAtLeastOnce(t *testing.T) {
 
 // writePaidTx commits n Paid events in one transaction and returns the sum
 // of their amounts.
-func writePaidTx(e *env, from, n int) int {
+func writePaidTx(e *harness.Env, from, n int) int {
 	sum := 0
-	var evs []event
+	var evs []harness.Event
 	for j := from; j < from+n; j++ {
-		evs = append(evs, newEvent(fmt.Sprintf("acct-%d", j%7), "Paid", fmt.Sprintf(`{"amount":%d}`, j)))
+		evs = append(evs, harness.NewEvent(fmt.Sprintf("acct-%d", j%7), "Paid", fmt.Sprintf(`{"amount":%d}`, j)))
 		sum += j
 	}
-	e.insertTx(evs...)
+	e.InsertTx(evs...)
 	return sum
 }
 

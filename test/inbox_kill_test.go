@@ -23,6 +23,7 @@ import (
 	"github.com/binlog-router/binlog-router/inbox"
 	"github.com/binlog-router/binlog-router/internal/devenv"
 	"github.com/binlog-router/binlog-router/internal/inboxtest"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // inboxChild is one run of test/inboxconsumer.
@@ -59,7 +60,7 @@ func TestInboxKillWindows(t *testing.T) {
 	// The children use one-second sessions so that a killed member's
 	// partitions move on soon; the brokers' minimum is lowered to allow it.
 	var apache *devenv.Kafka
-	if onApache() {
+	if harness.OnApache() {
 		apache = devenv.NewApacheKafka(t, devenv.ApacheKafkaConfig{Props: map[string]string{"group.min.session.timeout.ms": "500"}})
 	}
 	for _, d := range inboxtest.Databases() {
@@ -71,7 +72,7 @@ func TestInboxKillWindows(t *testing.T) {
 			if k == nil {
 				k = devenv.NewKafka(t, kfake.GroupMinSessionTimeout(500*time.Millisecond))
 			}
-			topic, name := unique("inbox.kill"), unique("effects")
+			topic, name := inboxtest.Unique("inbox.kill"), inboxtest.Unique("effects")
 			const n = 400
 			var recs []*kgo.Record
 			for i := range n {
@@ -134,7 +135,7 @@ func TestInboxKillWindows(t *testing.T) {
 			for range 3 {
 				before, _ := effects()
 				victim := start("-kill", "revoke", "-delay", "10ms")
-				eventually(t, 60*time.Second, "the victim to make progress", func() bool { r, _ := effects(); return r >= before+10 })
+				harness.Eventually(t, 60*time.Second, "the victim to make progress", func() bool { r, _ := effects(); return r >= before+10 })
 				helper := start("-delay", "10ms")
 				if !waitExit(victim, 60*time.Second) || !killed(victim) {
 					t.Fatalf("consumer with -kill revoke did not die at a rebalance: %v", victim.err)
@@ -146,7 +147,7 @@ func TestInboxKillWindows(t *testing.T) {
 				}
 			}
 			final := start()
-			eventually(t, 120*time.Second, "every event applied", func() bool { _, d := effects(); return d >= n })
+			harness.Eventually(t, 120*time.Second, "every event applied", func() bool { _, d := effects(); return d >= n })
 			_ = final.cmd.Process.Signal(syscall.SIGTERM)
 			if !waitExit(final, 30*time.Second) || final.err != nil {
 				t.Fatalf("final consumer did not stop cleanly: %v", final.err)
@@ -162,7 +163,7 @@ func TestInboxKillWindows(t *testing.T) {
 				}
 			}
 			t.Logf("%s on %s: records %d, kills %v, runs %d, redeliveries skipped as duplicates %d, side effects applied %d (distinct %d)",
-				d.Name, brokerName(), n, kills, len(children), duplicates, rows, distinct)
+				d.Name, harness.BrokerName(), n, kills, len(children), duplicates, rows, distinct)
 			if rows != n || distinct != n {
 				t.Errorf("side effects: %d rows, %d distinct events, want %d each", rows, distinct, n)
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // hangingWatch is how long the test watches the partition after its node
@@ -63,8 +64,8 @@ const hangingLogLine = "likely deleted already"
 // than go stale. It takes about three minutes, so it is not part of `make
 // test`: `make test-kafka-issues` runs it.
 func TestKafkaHangingMarkerAfterLeaderStop(t *testing.T) {
-	k := privateApache(t, devenv.ApacheKafkaConfig{Nodes: 3})
-	h := &hangingCluster{k: k.Apache, cl: kafkaClient(t, k.Brokers, kgo.MetadataMinAge(100*time.Millisecond))}
+	k := harness.PrivateApache(t, devenv.ApacheKafkaConfig{Nodes: 3})
+	h := &hangingCluster{k: k.Apache, cl: harness.KafkaClient(t, k.Brokers, kgo.MetadataMinAge(100*time.Millisecond))}
 	h.adm = kadm.NewClient(h.cl)
 	hangs := kafkaDropsLeaderlessMarkers(k.Apache.Version())
 	t.Logf("apache kafka %s, 3 nodes: a hang is %s", k.Apache.Version(), map[bool]string{true: "expected", false: "not expected"}[hangs])
@@ -327,7 +328,7 @@ func (h *hangingCluster) describe(ctx context.Context, t *testing.T, txnID, topi
 	t.Helper()
 	var open []kadm.DescribedProducer
 	var ps kadm.DescribedProducersTopics
-	err := poll(30*time.Second, func() bool {
+	err := harness.Poll(30*time.Second, func() bool {
 		var derr error
 		ps, derr = h.adm.DescribeProducers(ctx, kadm.TopicsSet{topic: {0: {}}})
 		return derr == nil && ps[topic].Partitions[0].Err == nil
@@ -472,7 +473,7 @@ type javaTxn struct {
 	cmd       *exec.Cmd
 	stdin     io.WriteCloser
 	lines     *bufio.Scanner
-	stderr    lockedBuffer
+	stderr    harness.LockedBuffer
 	cancel    context.CancelFunc
 }
 

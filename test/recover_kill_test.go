@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // recoverKillGap is the rows committed in bulk while the router is down
@@ -57,90 +59,90 @@ func recoverStage(log string) string {
 // every committed row exactly once and in order per aggregate, and each
 // attempt publishes only what the ones before it had not committed.
 func TestRecoverKill(t *testing.T) {
-	rng := faultRand(t)
-	e := newEnv(t, envOpts{})
+	rng := harness.FaultRand(t)
+	e := harness.NewEnv(t, harness.EnvOpts{})
 	const name = "recover-kill"
 	const kills = 5
-	args := e.args(name, "--idle-checkpoint", "1s")
-	t.Logf("broker %s", e.brokerName())
-	r := startRouter(t, args...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	l := startLoad(t, newWriter(e.db, rng, "agg", 40, 0), 300)
-	col.waitProgress(t, r, 300, time.Minute, "the router publishes")
-	require.Equal(t, 0, r.stop(30*time.Second))
+	args := e.Args(name, "--idle-checkpoint", "1s")
+	t.Logf("broker %s", e.BrokerName())
+	r := harness.StartRouter(t, args...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	l := harness.StartLoad(t, harness.NewWriter(e.DB, rng, "agg", 40, 0), 300)
+	col.WaitProgress(t, r, 300, time.Minute, "the router publishes")
+	require.Equal(t, 0, r.Stop(30*time.Second))
 
-	bulk := newWriter(e.db, rng, "bulk", 40, 0)
+	bulk := harness.NewWriter(e.DB, rng, "bulk", 40, 0)
 	start := time.Now()
 	for range recoverKillGap / 1000 {
-		require.NoError(t, bulk.tx(t.Context(), 1000))
+		require.NoError(t, bulk.Tx(t.Context(), 1000))
 	}
 	t.Logf("%d rows committed in bulk in %s", recoverKillGap, time.Since(start).Round(time.Millisecond))
-	e.purgeAll()
-	r.restart()
-	require.Equal(t, 3, r.wait(time.Minute), "run cannot resume: its binlog is purged")
-	col.settle(t, time.Second)
-	gap := col.missing(committedRows(t, e.db))
+	purgeAll(e)
+	r.Restart()
+	require.Equal(t, 3, r.Wait(time.Minute), "run cannot resume: its binlog is purged")
+	col.Settle(t, time.Second)
+	gap := col.Missing(harness.CommittedRows(t, e.DB))
 	require.GreaterOrEqual(t, gap, recoverKillGap)
 	t.Logf("rows in the gap when run exited 3: %d (%d in bulk, the rest from the load)", gap, recoverKillGap)
 
 	// The router is told stopped by its checkpoint's age: twice
 	// --idle-checkpoint.
-	cp := e.mustCheckpoint(name)
+	cp := e.MustCheckpoint(name)
 	time.Sleep(time.Until(cp.Time.Add(2500 * time.Millisecond)))
 
-	var watch *txnWatch
-	if e.kafka.Cluster != nil {
-		watch = watchTxns(e.kafka.Cluster, "binlog-router-recover-"+name)
+	var watch *harness.TxnWatch
+	if e.Kafka.Cluster != nil {
+		watch = harness.WatchTxns(e.Kafka.Cluster, "binlog-router-recover-"+name)
 	}
-	rec := startCommand(t, "recover", append(append([]string{}, args...), "--since-checkpoint", "--commit-records", "2000")...)
+	rec := harness.StartCommand(t, "recover", append(append([]string{}, args...), "--since-checkpoint", "--commit-records", "2000")...)
 	var attempts []recoverAttempt
-	out := func() string { return rec.out.String()[rec.mark:] }
+	out := func() string { return rec.Out.String()[rec.Mark:] }
 	for killed := 0; killed < kills; {
 		a := recoverAttempt{known: -1}
 		if killed == 0 {
 			// Early: the check that the router is stopped, the scan of
 			// the topics for published ids, the snapshot.
-			eventually(t, time.Minute, "recover starts", func() bool {
-				return strings.Contains(out(), "recover starting") || !rec.running()
+			harness.Eventually(t, time.Minute, "recover starts", func() bool {
+				return strings.Contains(out(), "recover starting") || !rec.Running()
 			})
-			time.Sleep(randDur(rng, 0, 100*time.Millisecond))
+			time.Sleep(harness.RandDur(rng, 0, 100*time.Millisecond))
 		} else if killed == kills-1 {
 			// In its last transaction, once it produces the checkpoint
 			// after the last rows: before or after the commit, the
 			// records and the checkpoint are there together or not.
-			eventually(t, 2*time.Minute, "recover reaches its last transaction", func() bool {
-				return strings.Contains(out(), "the checkpoint at the snapshot") || !rec.running()
+			harness.Eventually(t, 2*time.Minute, "recover reaches its last transaction", func() bool {
+				return strings.Contains(out(), "the checkpoint at the snapshot") || !rec.Running()
 			})
 		} else {
-			eventually(t, 2*time.Minute, "recover reaches its snapshot", func() bool {
-				return strings.Contains(out(), "snapshot started") || !rec.running()
+			harness.Eventually(t, 2*time.Minute, "recover reaches its snapshot", func() bool {
+				return strings.Contains(out(), "snapshot started") || !rec.Running()
 			})
 			if watch == nil || killed%2 == 0 {
-				time.Sleep(randDur(rng, 300*time.Millisecond, 2*time.Second))
+				time.Sleep(harness.RandDur(rng, 300*time.Millisecond, 2*time.Second))
 			}
 		}
 		switch {
-		case !rec.running():
+		case !rec.Running():
 		case watch != nil && (killed%2 == 1 || killed == kills-1):
-			a.open, a.onProd = watch.killAtProduce(rec.kill, 3*time.Second)
+			a.open, a.onProd = watch.KillAtProduce(rec.Kill, 3*time.Second)
 		case watch != nil:
-			a.open = watch.kill(rec.kill)
+			a.open = watch.Kill(rec.Kill)
 		default:
-			rec.kill()
+			rec.Kill()
 		}
 		a.stage = recoverStage(out())
 		if m := knownIDsRE.FindStringSubmatch(out()); m != nil {
 			a.known, _ = strconv.Atoi(m[1])
 		}
-		if ps := rec.cmd.ProcessState; ps != nil && ps.ExitCode() == -1 {
+		if ps := rec.Cmd.ProcessState; ps != nil && ps.ExitCode() == -1 {
 			a.killed = true
 			killed++
 		} else {
-			t.Logf("recover ended before its kill: %s\n%s", rec.describeExit(), tail(out(), 5))
-			require.Equal(t, 0, rec.exitCode(), "recover: %s", tail(out(), 20))
+			t.Logf("recover ended before its kill: %s\n%s", rec.DescribeExit(), harness.Tail(out(), 5))
+			require.Equal(t, 0, rec.ExitCode(), "recover: %s", harness.Tail(out(), 20))
 		}
 		// The checkpoint moves only with the last transaction.
-		if now := e.mustCheckpoint(name); now.GTIDSet != cp.GTIDSet {
+		if now := e.MustCheckpoint(name); now.GTIDSet != cp.GTIDSet {
 			a.checkpointed = true
 			assert.Equal(t, "committing the last transaction", a.stage, "attempt %d moved the checkpoint to %s before its last transaction", len(attempts)+1, now.GTIDSet)
 			// It is fresh: the next attempt waits until the router looks
@@ -149,14 +151,14 @@ func TestRecoverKill(t *testing.T) {
 			time.Sleep(time.Until(cp.Time.Add(2500 * time.Millisecond)))
 		}
 		attempts = append(attempts, a)
-		rec.restart()
+		rec.Restart()
 	}
-	code := rec.wait(3 * time.Minute)
+	code := rec.Wait(3 * time.Minute)
 	final := out()
-	require.Equal(t, 0, code, "recover to its end: %s", tail(final, 20))
-	n, known, pub, snap := recoverTotals(t, cliResult{code: code, stdout: final})
+	require.Equal(t, 0, code, "recover to its end: %s", harness.Tail(final, 20))
+	n, known, pub, snap := recoverTotals(t, harness.CLIResult{Code: code, Stdout: final})
 	attempts = append(attempts, recoverAttempt{stage: "done", known: known})
-	assert.Equal(t, snap, e.checkpointSet(name), "the checkpoint is the last snapshot's position")
+	assert.Equal(t, snap, e.CheckpointSet(name), "the checkpoint is the last snapshot's position")
 
 	// What each attempt committed is what the next one found in Kafka.
 	duringPublish, inLast := 0, 0
@@ -189,9 +191,9 @@ func TestRecoverKill(t *testing.T) {
 
 	// run streams on from the recovery's checkpoint while the load goes
 	// on.
-	r.restart()
-	col.waitProgress(t, r, 300, time.Minute, "run streams on")
-	v := finishRun(t, e.db, l, col, r, 3*time.Minute)
+	r.Restart()
+	col.WaitProgress(t, r, 300, time.Minute, "run streams on")
+	v := harness.FinishRun(t, e.DB, l, col, r, 3*time.Minute)
 	t.Logf("%s; %d rows in the gap, %d attempts (%d SIGKILLs, %d landing while publishing, %d in the last transaction)", v, gap, len(attempts), kills, duringPublish, inLast)
 	assert.Zero(t, v.Lost)
 	assert.Zero(t, v.Duplicated)

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // TestRecoverOrderCreatedAt: a table keyed by random UUIDs (v4, as
@@ -25,23 +27,23 @@ import (
 // refused, naming --column-created-at.
 func TestRecoverOrderCreatedAt(t *testing.T) {
 	const aggregates, rows, chunk = 4, 60, "7"
-	rng := faultRand(t)
-	e := newEnv(t, envOpts{})
-	e.exec(`CREATE TABLE outbox_v4 (event_id CHAR(36) NOT NULL PRIMARY KEY, aggregate_type VARCHAR(255) NOT NULL,
+	rng := harness.FaultRand(t)
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	e.Exec(`CREATE TABLE outbox_v4 (event_id CHAR(36) NOT NULL PRIMARY KEY, aggregate_type VARCHAR(255) NOT NULL,
 		aggregate_id VARCHAR(255) NOT NULL, event_type VARCHAR(255) NOT NULL, payload LONGTEXT,
 		created_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), INDEX (created_at))`)
 	next := map[string]int{}
 	for range rows {
 		agg := fmt.Sprintf("agg-%d", rng.IntN(aggregates))
 		next[agg]++
-		e.exec("INSERT INTO outbox_v4 (event_id, aggregate_type, aggregate_id, event_type, payload) VALUES (?, 'order', ?, 'Changed', ?)",
+		e.Exec("INSERT INTO outbox_v4 (event_id, aggregate_type, aggregate_id, event_type, payload) VALUES (?, 'order', ?, 'Changed', ?)",
 			uuid.NewString(), agg, fmt.Sprintf(`{"seq":%d}`, next[agg]))
 	}
 	// created_at increases with each insert, and the key order is not
 	// the insert order of some aggregate.
 	seqs := func(q string) map[string][]int {
 		out := map[string][]int{}
-		r, err := e.db.Query(q)
+		r, err := e.DB.Query(q)
 		require.NoError(t, err)
 		defer r.Close()
 		for r.Next() {
@@ -55,48 +57,48 @@ func TestRecoverOrderCreatedAt(t *testing.T) {
 		return out
 	}
 	var distinct int
-	require.NoError(t, e.db.QueryRow("SELECT COUNT(DISTINCT created_at) FROM outbox_v4").Scan(&distinct))
+	require.NoError(t, e.DB.QueryRow("SELECT COUNT(DISTINCT created_at) FROM outbox_v4").Scan(&distinct))
 	require.Equal(t, rows, distinct, "one created_at per insert")
 	require.True(t, inInsertOrder(seqs("SELECT aggregate_id, payload FROM outbox_v4 ORDER BY created_at")), "created_at order is insert order")
 	require.False(t, inInsertOrder(seqs("SELECT aggregate_id, payload FROM outbox_v4 ORDER BY event_id")), "key order is not insert order for some aggregate")
-	e.purgeAll()
+	purgeAll(e)
 
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
-	args := argsWith(e.args("recover-order"), "--outbox-table", e.dbName+".outbox_v4")
+	args := harness.ArgsWith(e.Args("recover-order"), "--outbox-table", e.DBName+".outbox_v4")
 	dry := recoverRun(t, args, "--since", since, "--recover-chunk", chunk, "--dry-run")
-	require.Equal(t, 0, dry.code, "dry run: %s", tail(dry.stderr, 3000))
+	require.Equal(t, 0, dry.Code, "dry run: %s", harness.Tail(dry.Stderr, 3000))
 	orderLine := `recover: table shop.outbox_v4 read in created-at order: primary key "event_id" is not AUTO_INCREMENT`
-	assert.Contains(t, dry.stdout, orderLine, "the dry run names the order and why")
+	assert.Contains(t, dry.Stdout, orderLine, "the dry run names the order and why")
 
 	res := recoverRun(t, args, "--since", since, "--recover-chunk", chunk)
-	require.Equal(t, 0, res.code, "recover: %s", tail(res.stderr, 3000))
-	assert.Contains(t, res.stdout, orderLine)
-	assert.NotContains(t, res.stderr, `"level":"warn"`, "an index on created_at, microseconds: no warning")
+	require.Equal(t, 0, res.Code, "recover: %s", harness.Tail(res.Stderr, 3000))
+	assert.Contains(t, res.Stdout, orderLine)
+	assert.NotContains(t, res.Stderr, `"level":"warn"`, "an index on created_at, microseconds: no warning")
 	n, known, pub, _ := recoverTotals(t, res)
 	require.Equal(t, []int{rows, 0, rows}, []int{n, known, pub}, "rows, known, published")
-	got := consumedSeqs(t, newConsumer(t, e.kafka.Brokers, e.topicRegex()).read(rows, 30*time.Second))
+	got := consumedSeqs(t, harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex()).Read(rows, 30*time.Second))
 	assert.True(t, inInsertOrder(got), "each aggregate's events in insert order: %v", got)
 	t.Logf("created-at order: %v", got)
 
 	// The same rows in key order, into topics of their own.
-	keyPrefix := e.prefix + "k"
-	keyArgs := argsWith(argsWith(e.args("recover-order-key"), "--outbox-table", e.dbName+".outbox_v4"), "--topic-template", keyPrefix+".{event_type}")
+	keyPrefix := e.Prefix + "k"
+	keyArgs := harness.ArgsWith(harness.ArgsWith(e.Args("recover-order-key"), "--outbox-table", e.DBName+".outbox_v4"), "--topic-template", keyPrefix+".{event_type}")
 	res = recoverRun(t, keyArgs, "--since", since, "--recover-chunk", chunk, "--recover-order", "key")
-	require.Equal(t, 0, res.code, "recover in key order: %s", tail(res.stderr, 3000))
-	assert.Contains(t, res.stdout, "recover: table shop.outbox_v4 read in key order: --recover-order key")
+	require.Equal(t, 0, res.Code, "recover in key order: %s", harness.Tail(res.Stderr, 3000))
+	assert.Contains(t, res.Stdout, "recover: table shop.outbox_v4 read in key order: --recover-order key")
 	n, known, pub, _ = recoverTotals(t, res)
 	require.Equal(t, []int{rows, 0, rows}, []int{n, known, pub}, "key order: rows, known, published")
-	byKey := consumedSeqs(t, newConsumer(t, e.kafka.Brokers, "^"+keyPrefix+`\..*`).read(rows, 30*time.Second))
+	byKey := consumedSeqs(t, harness.NewConsumer(t, e.Kafka.Brokers, "^"+keyPrefix+`\..*`).Read(rows, 30*time.Second))
 	assert.False(t, inInsertOrder(byKey), "in key order some aggregate's events are out of insert order: %v", byKey)
 	assert.Equal(t, seqs("SELECT aggregate_id, payload FROM outbox_v4 ORDER BY event_id"), byKey, "key order is what the consumer reads")
 
 	// created-at order needs a creation time column.
-	e.exec(`CREATE TABLE outbox_nc (event_id CHAR(36) NOT NULL PRIMARY KEY, aggregate_type VARCHAR(255) NOT NULL,
+	e.Exec(`CREATE TABLE outbox_nc (event_id CHAR(36) NOT NULL PRIMARY KEY, aggregate_type VARCHAR(255) NOT NULL,
 		aggregate_id VARCHAR(255) NOT NULL, event_type VARCHAR(255) NOT NULL, payload LONGTEXT)`)
-	res = recoverRun(t, argsWith(e.args("recover-order-nc"), "--outbox-table", e.dbName+".outbox_nc"), "--where", "TRUE", "--recover-order", "created-at", "--dry-run")
-	assert.Equal(t, 2, res.code, res.stderr)
-	assert.Contains(t, res.stderr, "--recover-order created-at needs a creation time column")
-	assert.Contains(t, res.stderr, "--column-created-at")
+	res = recoverRun(t, harness.ArgsWith(e.Args("recover-order-nc"), "--outbox-table", e.DBName+".outbox_nc"), "--where", "TRUE", "--recover-order", "created-at", "--dry-run")
+	assert.Equal(t, 2, res.Code, res.Stderr)
+	assert.Contains(t, res.Stderr, "--recover-order created-at needs a creation time column")
+	assert.Contains(t, res.Stderr, "--column-created-at")
 }
 
 // consumedSeqs are the "seq" payload fields of recs per record key, in

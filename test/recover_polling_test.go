@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlog-router/binlog-router/internal/route"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // pollingPartitions is the partition count of the topics in
@@ -34,7 +35,7 @@ func buildPoller(t *testing.T) string {
 // poller is the example's polling relay running as a process.
 type poller struct {
 	cmd  *exec.Cmd
-	out  *lockedBuffer
+	out  *harness.LockedBuffer
 	done chan struct{}
 }
 
@@ -42,7 +43,7 @@ type poller struct {
 // test ends, and its output shown if the test failed.
 func startPoller(t *testing.T, bin string, args ...string) *poller {
 	t.Helper()
-	p := &poller{cmd: exec.Command(bin, args...), out: &lockedBuffer{}, done: make(chan struct{})}
+	p := &poller{cmd: exec.Command(bin, args...), out: &harness.LockedBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, p.cmd.Start())
@@ -53,7 +54,7 @@ func startPoller(t *testing.T, bin string, args ...string) *poller {
 	t.Cleanup(func() {
 		p.kill()
 		if t.Failed() {
-			t.Logf("poller output:\n%s", tail(p.out.String(), 3000))
+			t.Logf("poller output:\n%s", harness.Tail(p.out.String(), 3000))
 		}
 	})
 	return p
@@ -91,39 +92,39 @@ func TestRecoverPolling(t *testing.T) {
 }
 
 func testRecoverPolling(t *testing.T, bin string, inWindow bool) {
-	rng := faultRand(t)
-	e := newEnv(t, envOpts{})
+	rng := harness.FaultRand(t)
+	e := harness.NewEnv(t, harness.EnvOpts{})
 	const name = "recover-polling"
-	args := e.args(name)
-	t.Logf("broker %s", e.brokerName())
-	e.exec("ALTER TABLE outbox ADD COLUMN status VARCHAR(8) NOT NULL DEFAULT 'NEW', ADD INDEX status_id (status, id)")
+	args := e.Args(name)
+	t.Logf("broker %s", e.BrokerName())
+	e.Exec("ALTER TABLE outbox ADD COLUMN status VARCHAR(8) NOT NULL DEFAULT 'NEW', ADD INDEX status_id (status, id)")
 	for _, typ := range []string{"Created", "Changed"} {
-		_, err := e.admin().CreateTopic(t.Context(), pollingPartitions, 1, nil, e.prefix+"."+typ)
+		_, err := e.Admin().CreateTopic(t.Context(), pollingPartitions, 1, nil, e.Prefix+"."+typ)
 		require.NoError(t, err)
 	}
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	l := startLoad(t, newWriter(e.db, rng, "agg", 30, 0), 300)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	l := harness.StartLoad(t, harness.NewWriter(e.DB, rng, "agg", 30, 0), 300)
 
 	batch := 5 + rng.IntN(46)
-	pargs := []string{"-dsn", e.maria.DSN(e.dbName), "-brokers", strings.Join(e.kafka.Brokers, ","),
-		"-table", "outbox", "-topic-template", e.prefix + ".{event_type}",
+	pargs := []string{"-dsn", e.Maria.DSN(e.DBName), "-brokers", strings.Join(e.Kafka.Brokers, ","),
+		"-table", "outbox", "-topic-template", e.Prefix + ".{event_type}",
 		"-batch", fmt.Sprint(batch), "-interval", "20ms"}
 	if inWindow {
 		pause := 5 + rng.IntN(20)
 		pargs = append(pargs, "-pause-before-mark", fmt.Sprint(pause))
 		t.Logf("relay: batches of %d rows, paused before marking batch %d SENT, then killed", batch, pause)
 		p := startPoller(t, bin, pargs...)
-		eventually(t, time.Minute, "the relay pauses before marking a batch", func() bool {
+		harness.Eventually(t, time.Minute, "the relay pauses before marking a batch", func() bool {
 			return strings.Contains(p.out.String(), "paused before marking them SENT") || !p.running()
 		})
 		require.True(t, p.running(), "relay exited:\n%s", p.out.String())
 		p.kill()
 	} else {
 		after := 200 + rng.IntN(600)
-		delay := randDur(rng, 0, 500*time.Millisecond)
+		delay := harness.RandDur(rng, 0, 500*time.Millisecond)
 		t.Logf("relay: batches of %d rows, killed %s after %d events were read", batch, delay, after)
 		p := startPoller(t, bin, pargs...)
-		eventually(t, time.Minute, "the relay publishes", func() bool { return col.distinct() >= after || !p.running() })
+		harness.Eventually(t, time.Minute, "the relay publishes", func() bool { return col.Distinct() >= after || !p.running() })
 		require.True(t, p.running(), "relay exited:\n%s", p.out.String())
 		time.Sleep(delay) // the random moment of the kill
 		p.kill()
@@ -131,8 +132,8 @@ func testRecoverPolling(t *testing.T, bin string, inWindow bool) {
 
 	// What the relay left: every row marked SENT is in Kafka; some rows
 	// may be in Kafka but still NEW.
-	sent, pending := e.statusIDs()
-	polled := col.settle(t, time.Second)
+	sent, pending := statusIDs(e)
+	polled := col.Settle(t, time.Second)
 	byRelay := map[string]bool{}
 	for _, d := range polled {
 		byRelay[d.ID] = true
@@ -153,29 +154,29 @@ func testRecoverPolling(t *testing.T, bin string, inWindow bool) {
 	t.Logf("at the kill: %d rows published by the relay (%d of them not marked SENT), %d pending", len(byRelay), unmarked, len(pending))
 
 	// Rows keep coming while the router takes over.
-	from := l.rows.Load()
-	eventually(t, time.Minute, "rows committed after the kill", func() bool { return l.rows.Load() >= from+100 })
+	from := l.Rows.Load()
+	harness.Eventually(t, time.Minute, "rows committed after the kill", func() bool { return l.Rows.Load() >= from+100 })
 	res := recoverRun(t, args, "--where", "status <> 'SENT'")
-	require.Equal(t, 0, res.code, "recover: %s", tail(res.stderr, 3000))
+	require.Equal(t, 0, res.Code, "recover: %s", harness.Tail(res.Stderr, 3000))
 	window, known, published, snap := recoverTotals(t, res)
 	assert.Equal(t, unmarked, known, "recover finds in Kafka the rows the relay published but did not mark")
 	assert.Equal(t, window-known, published)
-	assert.Equal(t, snap, e.checkpointSet(name))
+	assert.Equal(t, snap, e.CheckpointSet(name))
 
-	r := startRouter(t, args...)
-	col.waitProgress(t, r, published+100, time.Minute, "recovered and streamed rows")
-	l.stop()
-	want := committedRows(t, e.db)
-	col.waitAll(t, want, time.Minute)
-	got := col.settle(t, 2*time.Second)
-	require.Equal(t, 0, r.stop(30*time.Second))
-	v := checkDelivery(t, want, got, nil)
+	r := harness.StartRouter(t, args...)
+	col.WaitProgress(t, r, published+100, time.Minute, "recovered and streamed rows")
+	l.Stop()
+	want := harness.CommittedRows(t, e.DB)
+	col.WaitAll(t, want, time.Minute)
+	got := col.Settle(t, 2*time.Second)
+	require.Equal(t, 0, r.Stop(30*time.Second))
+	v := harness.CheckDelivery(t, want, got, nil)
 
 	streamed, recovered := 0, 0
 	var misplaced []string
 	for _, d := range got {
 		row := want[d.ID]
-		if p := int32(route.PartitionFor([]byte(d.Key), pollingPartitions)); d.Topic != e.prefix+"."+row.Type || d.Partition != p {
+		if p := int32(route.PartitionFor([]byte(d.Key), pollingPartitions)); d.Topic != e.Prefix+"."+row.Type || d.Partition != p {
 			misplaced = append(misplaced, fmt.Sprintf("%s (key %s, type %s) on %s/%d, want partition %d", d.ID, d.Key, row.Type, d.Topic, d.Partition, p))
 		}
 		switch {
@@ -198,21 +199,21 @@ func testRecoverPolling(t *testing.T, bin string, inWindow bool) {
 
 // statusIDs are the event ids of the outbox rows marked SENT and of the
 // others.
-func (e *env) statusIDs() (sent, pending map[string]bool) {
-	e.t.Helper()
-	rows, err := e.db.Query("SELECT CAST(event_id AS CHAR), status FROM outbox")
-	require.NoError(e.t, err)
+func statusIDs(e *harness.Env) (sent, pending map[string]bool) {
+	e.T.Helper()
+	rows, err := e.DB.Query("SELECT CAST(event_id AS CHAR), status FROM outbox")
+	require.NoError(e.T, err)
 	defer rows.Close()
 	sent, pending = map[string]bool{}, map[string]bool{}
 	for rows.Next() {
 		var id, status string
-		require.NoError(e.t, rows.Scan(&id, &status))
+		require.NoError(e.T, rows.Scan(&id, &status))
 		if status == "SENT" {
 			sent[id] = true
 		} else {
 			pending[id] = true
 		}
 	}
-	require.NoError(e.t, rows.Err())
+	require.NoError(e.T, rows.Err())
 	return sent, pending
 }

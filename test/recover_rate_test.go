@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 var recoverRowsRE = regexp.MustCompile(`binlog_router_recover_rows_total\{outcome="scanned"\} ([0-9.e+]+)`)
@@ -24,20 +26,20 @@ var recoverReadRE = regexp.MustCompile(`\(rows read in ([0-9.]+[a-zµ]+)\)`)
 // --metrics-addr serves the counts meanwhile; every row is published.
 func TestRecoverRate(t *testing.T) {
 	const rows, rate = 200, 25
-	rng := faultRand(t)
-	e := newEnv(t, envOpts{})
-	w := newWriter(e.db, rng, "agg", 8, 0)
+	rng := harness.FaultRand(t)
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	w := harness.NewWriter(e.DB, rng, "agg", 8, 0)
 	for range rows / 5 {
-		require.NoError(t, w.tx(t.Context(), 5))
+		require.NoError(t, w.Tx(t.Context(), 5))
 	}
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	start := time.Now()
-	rec := startCommand(t, "recover", e.args("recover-rate", "--since", since, "--recover-rate", "25", "--metrics-addr", "127.0.0.1:0")...)
+	rec := harness.StartCommand(t, "recover", e.Args("recover-rate", "--since", since, "--recover-rate", "25", "--metrics-addr", "127.0.0.1:0")...)
 	// The counts are served while it reads.
 	base := "http://" + metricsAddr(t, rec)
 	var scrapes int
 	var scanned float64
-	eventually(t, time.Minute, "binlog_router_recover_rows_total{outcome=\"scanned\"} > 0", func() bool {
+	harness.Eventually(t, time.Minute, "binlog_router_recover_rows_total{outcome=\"scanned\"} > 0", func() bool {
 		_, body := getURL(t, base+"/metrics")
 		scrapes++
 		if m := recoverRowsRE.FindStringSubmatch(body); m != nil {
@@ -45,16 +47,16 @@ func TestRecoverRate(t *testing.T) {
 		}
 		return scanned > 0
 	})
-	require.True(t, rec.running(), "the metrics came while recover read")
+	require.True(t, rec.Running(), "the metrics came while recover read")
 	t.Logf("metrics: %v rows scanned after %d scrapes", scanned, scrapes)
-	code := rec.wait(time.Minute)
+	code := rec.Wait(time.Minute)
 	took := time.Since(start)
-	res := cliResult{code: code, stdout: rec.out.String(), stderr: rec.out.String()}
-	require.Equal(t, 0, res.code, "recover: %s", tail(res.stderr, 3000))
+	res := harness.CLIResult{Code: code, Stdout: rec.Out.String(), Stderr: rec.Out.String()}
+	require.Equal(t, 0, res.Code, "recover: %s", harness.Tail(res.Stderr, 3000))
 	n, known, pub, _ := recoverTotals(t, res)
 	assert.Equal(t, []int{rows, 0, rows}, []int{n, known, pub}, "rows, known, published")
-	m := recoverReadRE.FindStringSubmatch(res.stdout)
-	require.NotNil(t, m, res.stdout)
+	m := recoverReadRE.FindStringSubmatch(res.Stdout)
+	require.NotNil(t, m, res.Stdout)
 	reading, err := time.ParseDuration(m[1])
 	require.NoError(t, err)
 	t.Logf("%d rows at %d rows/s: read in %s, recover took %s", rows, rate, reading, took.Round(time.Millisecond))
@@ -63,13 +65,13 @@ func TestRecoverRate(t *testing.T) {
 	assert.GreaterOrEqual(t, took, want)
 
 	var progress map[string]any
-	for _, line := range strings.Split(res.stderr, "\n") {
+	for _, line := range strings.Split(res.Stderr, "\n") {
 		if strings.Contains(line, `"message":"recovering"`) {
 			require.NoError(t, json.Unmarshal([]byte(line), &progress), line)
 			break
 		}
 	}
-	require.NotNil(t, progress, "a progress line after 5 s:\n%s", tail(res.stderr, 20))
+	require.NotNil(t, progress, "a progress line after 5 s:\n%s", harness.Tail(res.Stderr, 20))
 	t.Logf("progress: %v", progress)
 	scanned, _ = progress["rows_scanned"].(float64)
 	assert.Greater(t, scanned, 0.0)

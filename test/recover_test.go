@@ -16,13 +16,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/route"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // recoverRun runs `binlog-router recover` with the router's flags args
 // and extra.
-func recoverRun(t testing.TB, args []string, extra ...string) cliResult {
+func recoverRun(t testing.TB, args []string, extra ...string) harness.CLIResult {
 	t.Helper()
-	return cliRun(t, append(append([]string{"recover"}, args...), extra...)...)
+	return harness.RunCLI(t, append(append([]string{"recover"}, args...), extra...)...)
 }
 
 var recoverTotalRE = regexp.MustCompile(`recover: (\d+) rows in the window, (\d+) already in Kafka \(\d+ ids read from \d+ records\), (\d+) (published|would be published), snapshot at "([^"]*)"`)
@@ -30,10 +31,10 @@ var recoverTotalRE = regexp.MustCompile(`recover: (\d+) rows in the window, (\d+
 // recoverTotals are the counts of recover's summary line: rows in the
 // window, already in Kafka, published (or to be), and the snapshot's
 // GTID set.
-func recoverTotals(t testing.TB, res cliResult) (window, known, published int, snapshot string) {
+func recoverTotals(t testing.TB, res harness.CLIResult) (window, known, published int, snapshot string) {
 	t.Helper()
-	m := recoverTotalRE.FindStringSubmatch(res.stdout)
-	require.NotNil(t, m, "recover's summary line (exit %d):\n%s\n%s", res.code, res.stdout, tail(res.stderr, 3000))
+	m := recoverTotalRE.FindStringSubmatch(res.Stdout)
+	require.NotNil(t, m, "recover's summary line (exit %d):\n%s\n%s", res.Code, res.Stdout, harness.Tail(res.Stderr, 3000))
 	n := func(s string) int {
 		v, err := strconv.Atoi(s)
 		require.NoError(t, err)
@@ -44,29 +45,29 @@ func recoverTotals(t testing.TB, res cliResult) (window, known, published int, s
 
 // idsCreatedSince are the event ids of the outbox rows created at or
 // after the instant of a TIMESTAMP value given as Unix seconds.
-func (e *env) idsCreatedSince(unix string) map[string]bool {
-	e.t.Helper()
-	rows, err := e.db.Query("SELECT event_id FROM outbox WHERE created_at >= FROM_UNIXTIME(?)", unix)
-	require.NoError(e.t, err)
+func idsCreatedSince(e *harness.Env, unix string) map[string]bool {
+	e.T.Helper()
+	rows, err := e.DB.Query("SELECT event_id FROM outbox WHERE created_at >= FROM_UNIXTIME(?)", unix)
+	require.NoError(e.T, err)
 	defer rows.Close()
 	out := map[string]bool{}
 	for rows.Next() {
 		var id string
-		require.NoError(e.t, rows.Scan(&id))
+		require.NoError(e.T, rows.Scan(&id))
 		out[id] = true
 	}
-	require.NoError(e.t, rows.Err())
+	require.NoError(e.T, rows.Err())
 	return out
 }
 
 // purgeAll keeps only a new binlog file: the router, stopped, cannot
 // resume from its checkpoint.
-func (e *env) purgeAll() {
-	e.t.Helper()
-	e.exec("FLUSH BINARY LOGS")
-	newest := e.newestBinlog()
-	e.waitBinlogDumpsGone()
-	e.purgeBinlogsTo(newest)
+func purgeAll(e *harness.Env) {
+	e.T.Helper()
+	e.Exec("FLUSH BINARY LOGS")
+	newest := e.NewestBinlog()
+	e.WaitBinlogDumpsGone()
+	e.PurgeBinlogsTo(newest)
 }
 
 // TestRecoverPurgedGap: the router publishes, stops; rows are committed
@@ -77,37 +78,37 @@ func (e *env) purgeAll() {
 // recovered record is what run gives a row: topic, key, partition,
 // header keys, timestamp from created_at.
 func TestRecoverPurgedGap(t *testing.T) {
-	rng := faultRand(t)
-	e := newEnv(t, envOpts{})
+	rng := harness.FaultRand(t)
+	e := harness.NewEnv(t, harness.EnvOpts{})
 	const name = "recover"
 	// A stopped router is told from a running one by its checkpoint's
 	// age, twice --idle-checkpoint: short here.
-	args := e.args(name, "--idle-checkpoint", "1s")
-	r := startRouter(t, args...)
-	col := newCollector(t, e.kafka.Brokers, e.topicRegex())
-	w := newWriter(e.db, rng, "agg", 8, 0)
+	args := e.Args(name, "--idle-checkpoint", "1s")
+	r := harness.StartRouter(t, args...)
+	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	w := harness.NewWriter(e.DB, rng, "agg", 8, 0)
 	ctx := t.Context()
 	for range 20 {
-		require.NoError(t, w.tx(ctx, 1+rng.IntN(5)))
+		require.NoError(t, w.Tx(ctx, 1+rng.IntN(5)))
 	}
-	first := committedRows(t, e.db)
-	col.waitAll(t, first, time.Minute)
-	require.Equal(t, 0, r.stop(30*time.Second))
+	first := harness.CommittedRows(t, e.DB)
+	col.WaitAll(t, first, time.Minute)
+	require.Equal(t, 0, r.Stop(30*time.Second))
 
 	// The window starts at the creation time of a row in the middle of
 	// what was published: those before are outside it, those after are
 	// skipped as already in Kafka.
 	var since string
-	require.NoError(t, e.db.QueryRow("SELECT UNIX_TIMESTAMP(created_at) FROM outbox ORDER BY id LIMIT 1 OFFSET ?", len(first)/2).Scan(&since))
+	require.NoError(t, e.DB.QueryRow("SELECT UNIX_TIMESTAMP(created_at) FROM outbox ORDER BY id LIMIT 1 OFFSET ?", len(first)/2).Scan(&since))
 	for range 30 {
-		require.NoError(t, w.tx(ctx, 1+rng.IntN(5)))
+		require.NoError(t, w.Tx(ctx, 1+rng.IntN(5)))
 	}
-	gap := committedRows(t, e.db)
-	e.purgeAll()
-	r.restart()
-	require.Equal(t, 3, r.wait(time.Minute), "run cannot resume: its binlog is purged")
+	gap := harness.CommittedRows(t, e.DB)
+	purgeAll(e)
+	r.Restart()
+	require.Equal(t, 3, r.Wait(time.Minute), "run cannot resume: its binlog is purged")
 
-	window := e.idsCreatedSince(since)
+	window := idsCreatedSince(e, since)
 	wantKnown := 0
 	for id := range window {
 		if _, ok := first[id]; ok {
@@ -118,62 +119,62 @@ func TestRecoverPurgedGap(t *testing.T) {
 	sinceArg := unixMicros(t, since).UTC().Format(time.RFC3339Nano)
 
 	dry := recoverRun(t, args, "--since", sinceArg, "--dry-run")
-	require.Equal(t, 0, dry.code, "dry run: %s", tail(dry.stderr, 3000))
+	require.Equal(t, 0, dry.Code, "dry run: %s", harness.Tail(dry.Stderr, 3000))
 	n, known, pub, _ := recoverTotals(t, dry)
 	assert.Equal(t, len(window), n, "rows in the window")
 	assert.Equal(t, wantKnown, known, "rows already in Kafka")
 	assert.Equal(t, len(window)-wantKnown, pub, "rows to publish")
-	assert.Contains(t, dry.stdout, "first ids: ")
-	assert.NotEqual(t, e.gtidPos(), e.checkpointSet(name), "the dry run stored no checkpoint")
+	assert.Contains(t, dry.Stdout, "first ids: ")
+	assert.NotEqual(t, e.GTIDPos(), e.CheckpointSet(name), "the dry run stored no checkpoint")
 
 	// --since-checkpoint: from the checkpoint's time less the margin (5
 	// minutes: every row of the test).
 	dry = recoverRun(t, args, "--since-checkpoint", "--dry-run")
-	require.Equal(t, 0, dry.code, "dry run: %s", tail(dry.stderr, 3000))
+	require.Equal(t, 0, dry.Code, "dry run: %s", harness.Tail(dry.Stderr, 3000))
 	n, known, pub, _ = recoverTotals(t, dry)
 	assert.Equal(t, []int{len(gap), len(first), len(gap) - len(first)}, []int{n, known, pub}, "--since-checkpoint: rows, known, to publish")
 
-	cp := e.mustCheckpoint(name)
+	cp := e.MustCheckpoint(name)
 	time.Sleep(time.Until(cp.Time.Add(2500 * time.Millisecond)))
 	res := recoverRun(t, args, "--since", sinceArg)
-	require.Equal(t, 0, res.code, "recover: %s", tail(res.stderr, 3000))
+	require.Equal(t, 0, res.Code, "recover: %s", harness.Tail(res.Stderr, 3000))
 	n, known, pub, snap := recoverTotals(t, res)
 	t.Logf("recover: %d rows in the window, %d already in Kafka, %d published, snapshot %s", n, known, pub, snap)
 	assert.Equal(t, len(window)-wantKnown, pub)
-	assert.Equal(t, e.gtidPos(), snap, "nothing was committed during the recovery: the snapshot is the server's position")
-	assert.Equal(t, snap, e.checkpointSet(name), "the checkpoint is the snapshot's position")
+	assert.Equal(t, e.GTIDPos(), snap, "nothing was committed during the recovery: the snapshot is the server's position")
+	assert.Equal(t, snap, e.CheckpointSet(name), "the checkpoint is the snapshot's position")
 
 	// A second run (after a crash, say) publishes nothing twice.
-	cp = e.mustCheckpoint(name)
+	cp = e.MustCheckpoint(name)
 	time.Sleep(time.Until(cp.Time.Add(2500 * time.Millisecond)))
 	again := recoverRun(t, args, "--since", sinceArg)
-	require.Equal(t, 0, again.code, "recover again: %s", tail(again.stderr, 3000))
+	require.Equal(t, 0, again.Code, "recover again: %s", harness.Tail(again.Stderr, 3000))
 	n, known, pub, _ = recoverTotals(t, again)
 	assert.Equal(t, []int{len(window), len(window), 0}, []int{n, known, pub}, "recover again: rows, known, published")
 
 	// run streams on from the recovery's checkpoint.
-	r.restart()
+	r.Restart()
 	for range 20 {
-		require.NoError(t, w.tx(ctx, 1+rng.IntN(5)))
+		require.NoError(t, w.Tx(ctx, 1+rng.IntN(5)))
 	}
-	all := committedRows(t, e.db)
-	col.waitAll(t, all, time.Minute)
-	require.Equal(t, 0, r.stop(30*time.Second))
-	v := checkDelivery(t, all, col.settle(t, time.Second), nil)
+	all := harness.CommittedRows(t, e.DB)
+	col.WaitAll(t, all, time.Minute)
+	require.Equal(t, 0, r.Stop(30*time.Second))
+	v := harness.CheckDelivery(t, all, col.Settle(t, time.Second), nil)
 	t.Logf("%s (%d before the stop, %d in the purged gap, %d after)", v, len(first), len(gap)-len(first), len(all)-len(gap))
 
 	// A recovered record is what run gives a row.
-	recs := newConsumer(t, e.kafka.Brokers, e.topicRegex()).read(len(all), 30*time.Second)
+	recs := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex()).Read(len(all), 30*time.Second)
 	byID := recordsByID(t, recs)
 	partitions := map[string]int{}
-	topics, err := e.admin().ListTopics(ctx)
+	topics, err := e.Admin().ListTopics(ctx)
 	require.NoError(t, err)
 	for _, td := range topics {
 		partitions[td.Topic] = len(td.Partitions)
 	}
 	var recovered, streamed []*kgo.Record
 	for id, rec := range byID {
-		if _, published := first[id]; !published && gap[id] != (outboxRow{}) {
+		if _, published := first[id]; !published && gap[id] != (harness.OutboxRow{}) {
 			recovered = append(recovered, rec)
 		} else {
 			streamed = append(streamed, rec)
@@ -189,18 +190,18 @@ func TestRecoverPurgedGap(t *testing.T) {
 	}
 	want := headerKeys(streamed[0])
 	for _, rec := range recovered {
-		id := recordHeader(rec, "id")
+		id := harness.RecordHeader(rec, "id")
 		row := gap[id]
 		assert.Equal(t, want, headerKeys(rec), "header keys of %s", id)
-		assert.Equal(t, "", recordHeader(rec, route.HeaderBinlogGTID), "a recovered record names no binlog transaction")
+		assert.Equal(t, "", harness.RecordHeader(rec, route.HeaderBinlogGTID), "a recovered record names no binlog transaction")
 		assert.Equal(t, row.Agg, string(rec.Key))
-		assert.Equal(t, e.prefix+"."+row.Type, rec.Topic)
+		assert.Equal(t, e.Prefix+"."+row.Type, rec.Topic)
 		assert.Equal(t, int32(route.PartitionFor(rec.Key, partitions[rec.Topic])), rec.Partition, "murmur2 partition of %s", id)
 		var p struct{ Seq int }
 		require.NoError(t, json.Unmarshal(rec.Value, &p))
 		assert.Equal(t, row.Seq, p.Seq)
 		var created string
-		require.NoError(t, e.db.QueryRow("SELECT UNIX_TIMESTAMP(created_at) FROM outbox WHERE event_id = ?", id).Scan(&created))
+		require.NoError(t, e.DB.QueryRow("SELECT UNIX_TIMESTAMP(created_at) FROM outbox WHERE event_id = ?", id).Scan(&created))
 		assert.Equal(t, created[:strings.Index(created, ".")+4], fmt.Sprintf("%d.%03d", rec.Timestamp.Unix(), rec.Timestamp.Nanosecond()/1e6), "timestamp of %s is its created_at", id)
 	}
 	for _, rec := range streamed {
@@ -214,10 +215,10 @@ func TestRecoverPurgedGap(t *testing.T) {
 // which Kafka already holds; run streams the rows after. Each event is
 // read once.
 func TestRecoverWhere(t *testing.T) {
-	e := newEnv(t, envOpts{})
+	e := harness.NewEnv(t, harness.EnvOpts{})
 	const name = "recover-where"
-	args := e.args(name)
-	e.exec("ALTER TABLE outbox ADD COLUMN status VARCHAR(8) NOT NULL DEFAULT 'NEW'")
+	args := e.Args(name)
+	e.Exec("ALTER TABLE outbox ADD COLUMN status VARCHAR(8) NOT NULL DEFAULT 'NEW'")
 	ctx := t.Context()
 	type row struct {
 		id, agg, typ string
@@ -225,7 +226,7 @@ func TestRecoverWhere(t *testing.T) {
 	}
 	insert := func(status string, seq int) row {
 		r := row{id: uuid.NewString(), agg: fmt.Sprintf("agg-%d", seq%3), typ: "Created", seq: seq}
-		_, err := e.db.ExecContext(ctx, "INSERT INTO outbox (event_id, aggregate_type, aggregate_id, event_type, payload, status) VALUES (?, 'order', ?, ?, ?, ?)",
+		_, err := e.DB.ExecContext(ctx, "INSERT INTO outbox (event_id, aggregate_type, aggregate_id, event_type, payload, status) VALUES (?, 'order', ?, ?, ?, ?)",
 			r.id, r.agg, r.typ, fmt.Sprintf(`{"seq":%d}`, seq), status)
 		require.NoError(t, err)
 		return r
@@ -239,22 +240,22 @@ func TestRecoverWhere(t *testing.T) {
 	}
 	// The poller published the first pending row and stopped before
 	// marking it SENT.
-	_, err := e.admin().CreateTopic(ctx, 3, 1, nil, e.prefix+".Created")
+	_, err := e.Admin().CreateTopic(ctx, 3, 1, nil, e.Prefix+".Created")
 	require.NoError(t, err)
-	cl := e.kafkaClient(kgo.DefaultProduceTopic(e.prefix + ".Created"))
+	cl := e.KafkaClient(kgo.DefaultProduceTopic(e.Prefix + ".Created"))
 	p := pending[0]
 	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Key: []byte(p.agg), Value: []byte(fmt.Sprintf(`{"seq":%d}`, p.seq)),
 		Headers: []kgo.RecordHeader{{Key: "id", Value: []byte(p.id)}}}).FirstErr())
 
 	res := recoverRun(t, args, "--where", "status <> 'SENT'")
-	require.Equal(t, 0, res.code, "recover: %s", tail(res.stderr, 3000))
+	require.Equal(t, 0, res.Code, "recover: %s", harness.Tail(res.Stderr, 3000))
 	n, known, pub, snap := recoverTotals(t, res)
 	assert.Equal(t, len(pending), n, "the pending rows")
 	assert.Equal(t, 1, known, "the row the poller published")
 	assert.Equal(t, len(pending)-1, pub)
-	assert.Equal(t, snap, e.checkpointSet(name))
+	assert.Equal(t, snap, e.CheckpointSet(name))
 
-	r := startRouter(t, args...)
+	r := harness.StartRouter(t, args...)
 	var later []row
 	for i := 25; i < 35; i++ {
 		later = append(later, insert("NEW", i))
@@ -263,10 +264,10 @@ func TestRecoverWhere(t *testing.T) {
 	for _, x := range append(append([]row{}, pending...), later...) {
 		want[x.id] = true
 	}
-	cons := newConsumer(t, e.kafka.Brokers, e.topicRegex())
-	recs, err := cons.readUntil(func(got []*kgo.Record) bool {
+	cons := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex())
+	recs, err := cons.ReadUntil(func(got []*kgo.Record) bool {
 		have := 0
-		for _, id := range recordIDs(got) {
+		for _, id := range harness.RecordIDs(got) {
 			if want[id] {
 				have++
 			}
@@ -274,9 +275,9 @@ func TestRecoverWhere(t *testing.T) {
 		return have >= len(want)
 	}, 30*time.Second)
 	require.NoError(t, err)
-	recs = append(recs, cons.quiet(time.Second)...)
-	require.Equal(t, 0, r.stop(30*time.Second))
-	ids := recordIDs(recs)
+	recs = append(recs, cons.Quiet(time.Second)...)
+	require.Equal(t, 0, r.Stop(30*time.Second))
+	ids := harness.RecordIDs(recs)
 	sort.Strings(ids)
 	seen := map[string]int{}
 	for _, id := range ids {
@@ -297,22 +298,22 @@ func TestRecoverWhere(t *testing.T) {
 // creation time column, is refused by name (exit 2) before anything is
 // read or published.
 func TestRecoverRefusesTable(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	e.exec("CREATE TABLE outbox2 (event_id CHAR(36) NOT NULL, aggregate_type VARCHAR(255) NOT NULL, aggregate_id VARCHAR(255) NOT NULL, event_type VARCHAR(255) NOT NULL, payload LONGTEXT, created_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (event_id, aggregate_id))")
-	e.exec("CREATE TABLE outbox3 (id BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(36) NOT NULL, aggregate_type VARCHAR(255) NOT NULL, aggregate_id VARCHAR(255) NOT NULL, event_type VARCHAR(255) NOT NULL, payload LONGTEXT)")
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	e.Exec("CREATE TABLE outbox2 (event_id CHAR(36) NOT NULL, aggregate_type VARCHAR(255) NOT NULL, aggregate_id VARCHAR(255) NOT NULL, event_type VARCHAR(255) NOT NULL, payload LONGTEXT, created_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (event_id, aggregate_id))")
+	e.Exec("CREATE TABLE outbox3 (id BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(36) NOT NULL, aggregate_type VARCHAR(255) NOT NULL, aggregate_id VARCHAR(255) NOT NULL, event_type VARCHAR(255) NOT NULL, payload LONGTEXT)")
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 
-	res := recoverRun(t, argsWith(e.args("refuse"), "--outbox-table", e.dbName+".outbox2"), "--since", since)
-	assert.Equal(t, 2, res.code, res.stderr)
-	assert.Contains(t, res.stderr, "2 primary key columns")
+	res := recoverRun(t, harness.ArgsWith(e.Args("refuse"), "--outbox-table", e.DBName+".outbox2"), "--since", since)
+	assert.Equal(t, 2, res.Code, res.Stderr)
+	assert.Contains(t, res.Stderr, "2 primary key columns")
 
-	res = recoverRun(t, argsWith(e.args("refuse"), "--outbox-table", e.dbName+".outbox3"), "--since", since)
-	assert.Equal(t, 2, res.code, res.stderr)
-	assert.Contains(t, res.stderr, "no creation time column")
+	res = recoverRun(t, harness.ArgsWith(e.Args("refuse"), "--outbox-table", e.DBName+".outbox3"), "--since", since)
+	assert.Equal(t, 2, res.Code, res.Stderr)
+	assert.Contains(t, res.Stderr, "no creation time column")
 
-	res = recoverRun(t, e.args("refuse"))
-	assert.Equal(t, 2, res.code, res.stderr)
-	assert.Contains(t, res.stderr, "recover needs a window")
-	_, err := e.checkpoint("refuse")
+	res = recoverRun(t, e.Args("refuse"))
+	assert.Equal(t, 2, res.Code, res.Stderr)
+	assert.Contains(t, res.Stderr, "recover needs a window")
+	_, err := e.Checkpoint("refuse")
 	assert.Error(t, err, "no checkpoint stored (nor a checkpoint topic)")
 }

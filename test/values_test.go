@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlog-router/binlog-router/internal/devenv"
+	"github.com/binlog-router/binlog-router/test/harness"
 )
 
 // idKind is how an outbox table holds its event ids.
@@ -168,27 +169,27 @@ var valueChanges = []struct {
 func TestValuesAsSelectPrintsThem(t *testing.T) {
 	for _, meta := range []string{"FULL", "MINIMAL", "NO_LOG"} {
 		t.Run(meta, func(t *testing.T) {
-			e := newEnv(t, envOpts{maria: devenv.MariaDBConfig{ExtraArgs: []string{"--binlog-row-metadata=" + meta}}})
+			e := harness.NewEnv(t, harness.EnvOpts{Maria: devenv.MariaDBConfig{ExtraArgs: []string{"--binlog-row-metadata=" + meta}}})
 			for _, vt := range valueTables {
-				e.exec(vt.create())
+				e.Exec(vt.create())
 			}
 			written := 0
 			for _, vt := range valueTables {
-				vt.insert(t, e.db, 0, vt.rows[0])
+				vt.insert(t, e.DB, 0, vt.rows[0])
 				written++
 			}
-			c := newConsumer(t, e.kafka.Brokers, e.topicRegex())
+			c := harness.NewConsumer(t, e.Kafka.Brokers, e.TopicRegex())
 			routers := startValueRouters(t, e)
 			for _, vt := range valueTables {
 				for i, r := range vt.rows[1:] {
-					vt.insert(t, e.db, i+1, r)
+					vt.insert(t, e.DB, i+1, r)
 					written++
 				}
 			}
-			got := c.read(written, 90*time.Second)
+			got := c.Read(written, 90*time.Second)
 			requireAsSelected(t, e, got)
 			for _, r := range routers {
-				require.Equal(t, 0, r.stop(20*time.Second))
+				require.Equal(t, 0, r.Stop(20*time.Second))
 			}
 
 			byName := map[string]valueTable{}
@@ -196,16 +197,16 @@ func TestValuesAsSelectPrintsThem(t *testing.T) {
 				byName[vt.name] = vt
 			}
 			for i, ch := range valueChanges {
-				e.exec(ch.ddl)
-				byName[ch.table].insert(t, e.db, i, ch.row)
+				e.Exec(ch.ddl)
+				byName[ch.table].insert(t, e.DB, i, ch.row)
 				written++
 			}
 			routers = startValueRouters(t, e)
-			got = append(got, c.read(written-len(got), 90*time.Second)...)
+			got = append(got, c.Read(written-len(got), 90*time.Second)...)
 			requireAsSelected(t, e, got)
-			assert.Empty(t, c.quiet(time.Second), "no duplicate")
+			assert.Empty(t, c.Quiet(time.Second), "no duplicate")
 			for _, r := range routers {
-				require.Equal(t, 0, r.stop(20*time.Second))
+				require.Equal(t, 0, r.Stop(20*time.Second))
 			}
 			t.Logf("binlog_row_metadata=%s: %d tables, %d rows, %d character set and column changes while down; every record as SELECT prints it",
 				meta, len(valueTables), written, len(valueChanges))
@@ -226,12 +227,12 @@ func TestValuesAsSelectPrintsThem(t *testing.T) {
 
 // valueRouterArgs are the arguments of the router of each group, by
 // group: its tables, a topic per table and its flags.
-func valueRouterArgs(e *env) map[string][]string {
+func valueRouterArgs(e *harness.Env) map[string][]string {
 	out := map[string][]string{}
 	for _, vt := range valueTables {
 		if out[vt.group] == nil {
 			name := map[string]string{"": "values", groupSwapped: "values-swapped", groupBytes: "values-bytes"}[vt.group]
-			out[vt.group] = e.args(name, "--topic-template", e.prefix+".{table}")
+			out[vt.group] = e.Args(name, "--topic-template", e.Prefix+".{table}")
 			if vt.group != "" {
 				out[vt.group] = append(out[vt.group], vt.group)
 			}
@@ -241,10 +242,10 @@ func valueRouterArgs(e *env) map[string][]string {
 	return out
 }
 
-func startValueRouters(t *testing.T, e *env) []*router {
-	var rs []*router
+func startValueRouters(t *testing.T, e *harness.Env) []*harness.Router {
+	var rs []*harness.Router
 	for _, args := range valueRouterArgs(e) {
-		rs = append(rs, startRouter(t, args...))
+		rs = append(rs, harness.StartRouter(t, args...))
 	}
 	return rs
 }
@@ -252,17 +253,17 @@ func startValueRouters(t *testing.T, e *env) []*router {
 // requireAsSelected checks that got holds one record per row of every
 // value table, whose id header, key, value, aggregate_type and
 // event_type headers are what SELECT prints for the row.
-func requireAsSelected(t *testing.T, e *env, got []*kgo.Record) {
+func requireAsSelected(t *testing.T, e *harness.Env, got []*kgo.Record) {
 	t.Helper()
 	byID := map[string]*kgo.Record{}
 	for _, rec := range got {
-		id, _ := header(rec, "id")
+		id, _ := harness.Header(rec, "id")
 		require.NotContains(t, byID, id, "record %q twice", id)
 		byID[id] = rec
 	}
 	n := 0
 	for _, vt := range valueTables {
-		rows, err := e.db.Query("SELECT " + vt.ids.selectText() + ", aggregate_type, aggregate_id, event_type, payload FROM " + vt.name + " ORDER BY seq")
+		rows, err := e.DB.Query("SELECT " + vt.ids.selectText() + ", aggregate_type, aggregate_id, event_type, payload FROM " + vt.name + " ORDER BY seq")
 		require.NoError(t, err)
 		for rows.Next() {
 			var id, aggType, aggID, eventType, payload []byte
@@ -273,13 +274,13 @@ func requireAsSelected(t *testing.T, e *env, got []*kgo.Record) {
 				continue
 			}
 			where := fmt.Sprintf("%s row %s", vt.name, id)
-			assert.Equal(t, e.prefix+"."+vt.name, rec.Topic, where)
+			assert.Equal(t, e.Prefix+"."+vt.name, rec.Topic, where)
 			assert.Equal(t, aggID, rec.Key, "%s: key", where)
 			assert.Equal(t, payload, rec.Value, "%s: value", where)
 			assert.Equal(t, payload == nil, rec.Value == nil, "%s: NULL payload, null value", where)
-			h, _ := header(rec, "aggregate_type")
+			h, _ := harness.Header(rec, "aggregate_type")
 			assert.Equal(t, string(aggType), h, "%s: aggregate_type", where)
-			h, _ = header(rec, "event_type")
+			h, _ = harness.Header(rec, "event_type")
 			assert.Equal(t, string(eventType), h, "%s: event_type", where)
 		}
 		require.NoError(t, rows.Err())
@@ -293,27 +294,27 @@ func requireAsSelected(t *testing.T, e *env, got []*kgo.Record) {
 // DATETIME read in the server's time zone, or in --datetime-zone. The
 // expected instants come from the server (UNIX_TIMESTAMP, CONVERT_TZ).
 func TestValuesTimeZone(t *testing.T) {
-	e := newEnv(t, envOpts{maria: devenv.MariaDBConfig{ExtraArgs: []string{"--default-time-zone=+05:00"}}})
+	e := harness.NewEnv(t, harness.EnvOpts{Maria: devenv.MariaDBConfig{ExtraArgs: []string{"--default-time-zone=+05:00"}}})
 	var zone string
-	require.NoError(t, e.db.QueryRow("SELECT @@global.time_zone").Scan(&zone))
+	require.NoError(t, e.DB.QueryRow("SELECT @@global.time_zone").Scan(&zone))
 	require.Equal(t, "+05:00", zone)
 	tables := map[string]string{"ts_datetime": "DATETIME(6)", "ts_timestamp": "TIMESTAMP(6)", "ts_epoch": "BIGINT",
 		"ts_datetime0": "DATETIME", "ts_datetime_m3": "DATETIME(6)"}
 	values := []string{"'2026-03-01 12:34:56.789012'", "'1999-12-31 23:59:59.999'", "'2038-01-18 12:00:00'", "'1970-01-01 05:00:01'"}
 	for name, typ := range tables {
-		e.exec(fmt.Sprintf("CREATE TABLE %s (seq BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(36) NOT NULL, aggregate_type VARCHAR(64) NOT NULL, "+
+		e.Exec(fmt.Sprintf("CREATE TABLE %s (seq BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(36) NOT NULL, aggregate_type VARCHAR(64) NOT NULL, "+
 			"aggregate_id VARCHAR(64) NOT NULL, event_type VARCHAR(64) NOT NULL, payload LONGTEXT NULL, created_at %s NOT NULL)", name, typ))
 		for _, v := range values {
 			if typ == "BIGINT" {
 				v = "FLOOR(UNIX_TIMESTAMP(" + v + ") * 1000)"
 			}
-			e.exec(fmt.Sprintf("INSERT INTO %s (event_id, aggregate_type, aggregate_id, event_type, payload, created_at) VALUES (UUID(), 'order', 'a', 'Placed', '{}', %s)", name, v))
+			e.Exec(fmt.Sprintf("INSERT INTO %s (event_id, aggregate_type, aggregate_id, event_type, payload, created_at) VALUES (UUID(), 'order', 'a', 'Placed', '{}', %s)", name, v))
 		}
 	}
 	// The instant each row's created_at means: UNIX_TIMESTAMP reads a
 	// DATETIME in the session's time zone, the server's.
 	instants := func(table, expr string) map[string]int64 {
-		rows, err := e.db.Query("SELECT event_id, CAST(FLOOR(" + expr + ") AS SIGNED) FROM " + table)
+		rows, err := e.DB.Query("SELECT event_id, CAST(FLOOR(" + expr + ") AS SIGNED) FROM " + table)
 		require.NoError(t, err)
 		out := map[string]int64{}
 		for rows.Next() {
@@ -327,17 +328,17 @@ func TestValuesTimeZone(t *testing.T) {
 	}
 	check := func(name string, args []string, want map[string]int64) {
 		t.Helper()
-		c := newConsumer(t, e.kafka.Brokers, "^"+e.prefix+`\.`+name+"$")
-		r := startRouter(t, append(e.args(name+"-router", "--topic-template", e.prefix+".{table}", "--outbox-table", "shop."+name), args...)...)
-		got := c.read(len(want), 60*time.Second)
+		c := harness.NewConsumer(t, e.Kafka.Brokers, "^"+e.Prefix+`\.`+name+"$")
+		r := harness.StartRouter(t, append(e.Args(name+"-router", "--topic-template", e.Prefix+".{table}", "--outbox-table", "shop."+name), args...)...)
+		got := c.Read(len(want), 60*time.Second)
 		require.Len(t, got, len(want))
 		for _, rec := range got {
-			id, _ := header(rec, "id")
+			id, _ := harness.Header(rec, "id")
 			ms, ok := want[id]
 			require.True(t, ok, "record %s", id)
 			assert.Equal(t, ms, rec.Timestamp.UnixMilli(), "%s row %s: record timestamp %s", name, id, rec.Timestamp.UTC())
 		}
-		require.Equal(t, 0, r.stop(20*time.Second))
+		require.Equal(t, 0, r.Stop(20*time.Second))
 		t.Logf("%s %v: %d record timestamps exact", name, args, len(got))
 	}
 	for _, name := range []string{"ts_datetime", "ts_datetime0", "ts_timestamp"} {
@@ -350,10 +351,10 @@ func TestValuesTimeZone(t *testing.T) {
 		instants("ts_datetime_m3", "UNIX_TIMESTAMP(CONVERT_TZ(created_at, '-03:00', @@session.time_zone)) * 1000"))
 
 	// validate names the zone it reads DATETIMEs in.
-	v := runValidate(t, nil, e.args("ts", "--outbox-table", "shop.ts_datetime")...)
+	v := runValidate(t, nil, e.Args("ts", "--outbox-table", "shop.ts_datetime")...)
 	assert.Equal(t, 0, v.code)
 	assert.Contains(t, v.line("OK", "outbox column types shop.ts_datetime"), "created_at datetime(6) (read in time zone +05:00)")
-	v = runValidate(t, nil, e.args("ts", "--outbox-table", "shop.ts_datetime", "--datetime-zone", "Europe/Berlin")...)
+	v = runValidate(t, nil, e.Args("ts", "--outbox-table", "shop.ts_datetime", "--datetime-zone", "Europe/Berlin")...)
 	assert.Contains(t, v.line("OK", "outbox column types shop.ts_datetime"), "created_at datetime(6) (read in time zone Europe/Berlin)")
 }
 
@@ -362,7 +363,7 @@ func TestValuesTimeZone(t *testing.T) {
 // before the first row, naming the column and the reason; nothing is
 // committed, and validate fails the same column.
 func TestValuesRefused(t *testing.T) {
-	e := newEnv(t, envOpts{maria: devenv.MariaDBConfig{ExtraArgs: []string{"--binlog-row-metadata=NO_LOG"}}})
+	e := harness.NewEnv(t, harness.EnvOpts{Maria: devenv.MariaDBConfig{ExtraArgs: []string{"--binlog-row-metadata=NO_LOG"}}})
 	for _, tt := range []struct {
 		table, columns, insert, want string
 		args                         []string
@@ -372,21 +373,21 @@ func TestValuesRefused(t *testing.T) {
 			[]string{"--column-schema-version", "schema_version"}},
 	} {
 		t.Run(tt.table, func(t *testing.T) {
-			e.exec(fmt.Sprintf("CREATE TABLE %s (seq BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(36) NOT NULL, aggregate_type VARCHAR(64) NOT NULL, "+
+			e.Exec(fmt.Sprintf("CREATE TABLE %s (seq BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(36) NOT NULL, aggregate_type VARCHAR(64) NOT NULL, "+
 				"aggregate_id VARCHAR(64) NOT NULL, event_type VARCHAR(64) NOT NULL, %s) DEFAULT CHARSET=utf8mb4", tt.table, tt.columns))
-			e.exec(fmt.Sprintf("INSERT INTO %s (event_id, aggregate_type, aggregate_id, event_type, payload) VALUES (UUID(), 'order', 'a', 'Placed', %s)", tt.table, tt.insert))
-			args := append(e.args("refused-"+tt.table, "--topic-template", e.prefix+".{table}", "--outbox-table", "shop."+tt.table), tt.args...)
-			c := newConsumer(t, e.kafka.Brokers, "^"+e.prefix+`\.`+tt.table+"$")
-			r := startRouter(t, args...)
-			code := r.wait(60 * time.Second)
+			e.Exec(fmt.Sprintf("INSERT INTO %s (event_id, aggregate_type, aggregate_id, event_type, payload) VALUES (UUID(), 'order', 'a', 'Placed', %s)", tt.table, tt.insert))
+			args := append(e.Args("refused-"+tt.table, "--topic-template", e.Prefix+".{table}", "--outbox-table", "shop."+tt.table), tt.args...)
+			c := harness.NewConsumer(t, e.Kafka.Brokers, "^"+e.Prefix+`\.`+tt.table+"$")
+			r := harness.StartRouter(t, args...)
+			code := r.Wait(60 * time.Second)
 			assert.Equal(t, 1, code)
-			assert.Contains(t, r.out.String(), tt.want)
-			assert.Empty(t, c.quiet(time.Second), "nothing committed")
-			assert.Equal(t, "", e.checkpointSet("refused-"+tt.table), "no checkpoint")
+			assert.Contains(t, r.Out.String(), tt.want)
+			assert.Empty(t, c.Quiet(time.Second), "nothing committed")
+			assert.Equal(t, "", e.CheckpointSet("refused-"+tt.table), "no checkpoint")
 			v := runValidate(t, nil, args...)
 			assert.Equal(t, 1, v.code)
 			assert.NotEmpty(t, v.line("FAIL", "outbox column types shop."+tt.table))
-			t.Logf("stop: %s", r.logLine(tt.want))
+			t.Logf("stop: %s", r.LogLine(tt.want))
 		})
 	}
 }
@@ -399,30 +400,30 @@ func TestValuesRefused(t *testing.T) {
 // server's own UNIX_TIMESTAMP gives, in winter and in summer time.
 func TestValuesSystemTimeZone(t *testing.T) {
 	t.Setenv("TZ", "Europe/Berlin") // inherited by mariadbd
-	e := newEnv(t, envOpts{})
+	e := harness.NewEnv(t, harness.EnvOpts{})
 	var zone, system string
-	require.NoError(t, e.db.QueryRow("SELECT @@global.time_zone, @@global.system_time_zone").Scan(&zone, &system))
+	require.NoError(t, e.DB.QueryRow("SELECT @@global.time_zone, @@global.system_time_zone").Scan(&zone, &system))
 	require.Equal(t, "SYSTEM", zone)
 	require.Contains(t, []string{"CET", "CEST"}, system)
-	e.exec("CREATE TABLE ts_system (seq BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(36) NOT NULL, aggregate_type VARCHAR(64) NOT NULL, " +
+	e.Exec("CREATE TABLE ts_system (seq BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(36) NOT NULL, aggregate_type VARCHAR(64) NOT NULL, " +
 		"aggregate_id VARCHAR(64) NOT NULL, event_type VARCHAR(64) NOT NULL, payload LONGTEXT NULL, created_at DATETIME(3) NOT NULL)")
 	for _, v := range []string{"2026-01-15 12:00:00.250", "2026-07-15 12:00:00.500", "2026-03-29 01:59:59", "2026-03-29 03:00:00", "2026-10-25 03:30:00"} {
-		e.exec("INSERT INTO ts_system (event_id, aggregate_type, aggregate_id, event_type, payload, created_at) VALUES (UUID(), 'order', 'a', 'Placed', '{}', '" + v + "')")
+		e.Exec("INSERT INTO ts_system (event_id, aggregate_type, aggregate_id, event_type, payload, created_at) VALUES (UUID(), 'order', 'a', 'Placed', '{}', '" + v + "')")
 	}
-	args := e.args("system", "--topic-template", e.prefix+".{table}", "--outbox-table", "shop.ts_system")
-	c := newConsumer(t, e.kafka.Brokers, "^"+e.prefix+`\.ts_system$`)
+	args := e.Args("system", "--topic-template", e.Prefix+".{table}", "--outbox-table", "shop.ts_system")
+	c := harness.NewConsumer(t, e.Kafka.Brokers, "^"+e.Prefix+`\.ts_system$`)
 
-	r := startRouter(t, args...)
-	assert.Equal(t, 1, r.wait(60*time.Second))
-	assert.Contains(t, r.out.String(), "column created_at (the creation time) is a DATETIME, a wall-clock time without a time zone, and the server's time zone is not known (the server's time_zone is SYSTEM and its system_time_zone")
-	assert.Contains(t, r.out.String(), system+`\" is an abbreviation`)
-	assert.Contains(t, r.out.String(), "set --datetime-zone")
-	assert.Empty(t, c.quiet(time.Second), "nothing committed")
+	r := harness.StartRouter(t, args...)
+	assert.Equal(t, 1, r.Wait(60*time.Second))
+	assert.Contains(t, r.Out.String(), "column created_at (the creation time) is a DATETIME, a wall-clock time without a time zone, and the server's time zone is not known (the server's time_zone is SYSTEM and its system_time_zone")
+	assert.Contains(t, r.Out.String(), system+`\" is an abbreviation`)
+	assert.Contains(t, r.Out.String(), "set --datetime-zone")
+	assert.Empty(t, c.Quiet(time.Second), "nothing committed")
 	v := runValidate(t, nil, args...)
 	assert.Equal(t, 1, v.code)
 	assert.Contains(t, v.line("FAIL", "outbox column types shop.ts_system"), "the zone to read it in is not known")
 
-	rows, err := e.db.Query("SELECT event_id, CAST(FLOOR(UNIX_TIMESTAMP(created_at) * 1000) AS SIGNED) FROM ts_system")
+	rows, err := e.DB.Query("SELECT event_id, CAST(FLOOR(UNIX_TIMESTAMP(created_at) * 1000) AS SIGNED) FROM ts_system")
 	require.NoError(t, err)
 	wantMs := map[string]int64{}
 	for rows.Next() {
@@ -432,12 +433,12 @@ func TestValuesSystemTimeZone(t *testing.T) {
 		wantMs[id] = ms
 	}
 	require.NoError(t, rows.Err())
-	r = startRouter(t, append(args, "--datetime-zone", "Europe/Berlin")...)
-	got := c.read(len(wantMs), 60*time.Second)
+	r = harness.StartRouter(t, append(args, "--datetime-zone", "Europe/Berlin")...)
+	got := c.Read(len(wantMs), 60*time.Second)
 	for _, rec := range got {
-		id, _ := header(rec, "id")
+		id, _ := harness.Header(rec, "id")
 		assert.Equal(t, wantMs[id], rec.Timestamp.UnixMilli(), "row %s: %s", id, rec.Timestamp.UTC())
 	}
-	require.Equal(t, 0, r.stop(20*time.Second))
+	require.Equal(t, 0, r.Stop(20*time.Second))
 	t.Logf("system_time_zone %s: stopped without --datetime-zone; with it, %d record timestamps as the server's UNIX_TIMESTAMP", system, len(got))
 }

@@ -16,7 +16,7 @@
 //
 // A run's figures come from go test's verdict (pass, fail, skip; a run
 // that dies without one is a failure) and from the line each suite's
-// delivery check logs as the test ends (test/fault_check_test.go):
+// delivery check logs as the test ends (test/harness/faultcheck.go):
 //
 //	faultstats: suite=TestX checks=3 lost=0 duplicated=0 allowed=0 recovery=12.3s
 //

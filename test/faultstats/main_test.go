@@ -14,7 +14,7 @@ func TestParseRun(t *testing.T) {
 		b, _ := json.Marshal(event{Action: action, Test: test, Output: output})
 		return string(b) + "\n"
 	}
-	stats := "    fault_check_test.go:262: faultstats: suite=%s checks=%s lost=%s duplicated=%s allowed=%s recovery=%s\n"
+	stats := "    faultcheck.go:280: faultstats: suite=%s checks=%s lost=%s duplicated=%s allowed=%s recovery=%s\n"
 	for _, tc := range []struct {
 		name string
 		out  string
@@ -31,7 +31,7 @@ func TestParseRun(t *testing.T) {
 		{"another test's line is not this suite's", line("output", "TestXY", fmt.Sprintf(stats, "TestXY", "1", "9", "9", "9", "9s")) +
 			line("pass", "TestX", ""),
 			result{Status: pass}},
-		{"skipped", line("output", "TestX", "    broker_test.go:111: runs on the Apache Kafka pass\n") + line("skip", "TestX", ""),
+		{"skipped", line("output", "TestX", "    broker.go:111: runs on the Apache Kafka pass\n") + line("skip", "TestX", ""),
 			result{Status: skip}},
 		{"no verdict (a panic or a timeout)", "FAIL\tgithub.com/x/test 0.1s\n" + line("output", "TestX", "panic: boom\n"),
 			result{Status: none}},
