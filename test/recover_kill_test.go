@@ -29,6 +29,9 @@ type recoverAttempt struct {
 	onProd bool   // killed at a produce request (kfake only)
 	// checkpointed: the router's checkpoint had moved when it ended
 	checkpointed bool
+	// progress: the router's checkpoint record held its progress when it
+	// ended; resumed: it went on from an earlier attempt's progress
+	progress, resumed bool
 }
 
 // recoverStage is the last step of a recovery its log shows.
@@ -54,8 +57,10 @@ func recoverStage(log string) string {
 // exits 3. recover --since-checkpoint is SIGKILLed at random points (at
 // least 5 times: most while it publishes, one in its last transaction,
 // which holds the checkpoint) and restarted each time, then runs to its
-// end; the router's checkpoint moves only with that last transaction.
-// run streams on while the load goes on. A read_committed consumer reads
+// end; the router's checkpoint moves only with that last transaction,
+// the earlier ones store the recovery's progress in its record, from
+// which run refuses to start (exit 3) and the next attempt goes on. run
+// streams on while the load goes on. A read_committed consumer reads
 // every committed row exactly once and in order per aggregate, and each
 // attempt publishes only what the ones before it had not committed.
 func TestRecoverKill(t *testing.T) {
@@ -96,6 +101,7 @@ func TestRecoverKill(t *testing.T) {
 	}
 	rec := harness.StartCommand(t, "recover", append(append([]string{}, args...), "--since-checkpoint", "--commit-records", "2000")...)
 	var attempts []recoverAttempt
+	refused := false // run was started once from a recovery's progress
 	out := func() string { return rec.Out.String()[rec.Mark:] }
 	for killed := 0; killed < kills; {
 		a := recoverAttempt{known: -1}
@@ -141,8 +147,18 @@ func TestRecoverKill(t *testing.T) {
 			t.Logf("recover ended before its kill: %s\n%s", rec.DescribeExit(), harness.Tail(out(), 5))
 			require.Equal(t, 0, rec.ExitCode(), "recover: %s", harness.Tail(out(), 20))
 		}
+		a.resumed = strings.Contains(out(), "going on from the unfinished recovery")
+		now := e.MustCheckpoint(name)
+		a.progress = now.Recovery != nil
+		if a.progress && !refused {
+			// run refuses to start from a half-done recovery.
+			r.Restart()
+			require.Equal(t, 3, r.Wait(time.Minute), "run from a checkpoint holding a recovery's progress: %s", harness.Tail(r.Out.String(), 5))
+			assert.Contains(t, r.Out.String(), "a recover of this router is unfinished")
+			refused = true
+		}
 		// The checkpoint moves only with the last transaction.
-		if now := e.MustCheckpoint(name); now.GTIDSet != cp.GTIDSet {
+		if now.GTIDSet != cp.GTIDSet {
 			a.checkpointed = true
 			assert.Equal(t, "committing the last transaction", a.stage, "attempt %d moved the checkpoint to %s before its last transaction", len(attempts)+1, now.GTIDSet)
 			// It is fresh: the next attempt waits until the router looks
@@ -157,11 +173,11 @@ func TestRecoverKill(t *testing.T) {
 	final := out()
 	require.Equal(t, 0, code, "recover to its end: %s", harness.Tail(final, 20))
 	n, known, pub, snap := recoverTotals(t, harness.CLIResult{Code: code, Stdout: final})
-	attempts = append(attempts, recoverAttempt{stage: "done", known: known})
+	attempts = append(attempts, recoverAttempt{stage: "done", known: known, resumed: strings.Contains(final, "going on from the unfinished recovery")})
 	assert.Equal(t, snap, e.CheckpointSet(name), "the checkpoint is the last snapshot's position")
 
 	// What each attempt committed is what the next one found in Kafka.
-	duringPublish, inLast := 0, 0
+	duringPublish, inLast, resumed := 0, 0, attempts[len(attempts)-1].resumed
 	for i, a := range attempts[:len(attempts)-1] {
 		if a.killed && a.stage == "committing the last transaction" {
 			inLast++
@@ -182,11 +198,14 @@ func TestRecoverKill(t *testing.T) {
 		if watch != nil {
 			txn = fmt.Sprintf("open %v, at a produce request %v", a.open, a.onProd)
 		}
-		t.Logf("attempt %d: killed %v in stage %q (Kafka transaction: %s; checkpoint moved %v); ids in Kafka at its start %d, published %s",
-			i+1, a.killed, a.stage, txn, a.checkpointed, a.known, published)
+		t.Logf("attempt %d: killed %v in stage %q (Kafka transaction: %s; checkpoint moved %v); went on from an earlier one %v, left its progress %v; ids in Kafka at its start %d, published %s",
+			i+1, a.killed, a.stage, txn, a.checkpointed, a.resumed, a.progress, a.known, published)
+		resumed = resumed || a.resumed
 	}
 	t.Logf("attempt %d ran to its end: %d rows in the window, %d already in Kafka, %d published, snapshot %s", len(attempts), n, known, pub, snap)
 	assert.Positive(t, inLast, "no kill landed in the last transaction")
+	assert.True(t, refused, "no kill left a recovery's progress in the checkpoint record")
+	assert.True(t, resumed, "no attempt went on from an earlier one's progress")
 	assert.Positive(t, duringPublish, "no kill landed while recover was publishing and had committed some: the test proved less than it says")
 
 	// run streams on from the recovery's checkpoint while the load goes

@@ -61,7 +61,7 @@ func SplitIdentifiers(s string) ([]string, error) {
 		var part string
 		if strings.HasPrefix(s, "`") {
 			var err error
-			part, s, err = cutQuoted(s)
+			part, s, err = CutQuoted(s)
 			if err != nil {
 				return nil, err
 			}
@@ -89,9 +89,10 @@ func SplitIdentifiers(s string) ([]string, error) {
 	}
 }
 
-// cutQuoted reads one backtick-quoted identifier from the start of s and
-// returns it unquoted along with the rest of s.
-func cutQuoted(s string) (ident, rest string, err error) {
+// CutQuoted reads one backtick-quoted identifier from the start of s (its
+// first byte is the opening backtick) and returns it unquoted, a doubled
+// backtick read as one, along with the rest of s.
+func CutQuoted(s string) (ident, rest string, err error) {
 	var b strings.Builder
 	for i := 1; i < len(s); i++ {
 		if s[i] != '`' {

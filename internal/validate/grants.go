@@ -77,20 +77,8 @@ func cutIdentifier(s string) (ident, rest string, ok bool) {
 	case strings.HasPrefix(s, "*"):
 		return "*", s[1:], true
 	case strings.HasPrefix(s, "`"):
-		var b strings.Builder
-		for i := 1; i < len(s); i++ {
-			if s[i] != '`' {
-				b.WriteByte(s[i])
-				continue
-			}
-			if i+1 < len(s) && s[i+1] == '`' {
-				b.WriteByte('`')
-				i++
-				continue
-			}
-			return b.String(), s[i+1:], b.Len() > 0
-		}
-		return "", "", false
+		ident, rest, err := schema.CutQuoted(s)
+		return ident, rest, err == nil && ident != ""
 	}
 	end := strings.IndexAny(s, ". \t")
 	if end < 0 {
@@ -129,26 +117,13 @@ func topLevelIndex(s, sep string) int {
 // splitTopLevel splits s at sep outside backticks, quotes and parentheses.
 func splitTopLevel(s string, sep byte) []string {
 	var parts []string
-	depth, quote, start := 0, byte(0), 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '`' || c == '\'' || c == '"':
-			quote = c
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case c == sep && depth == 0:
-			parts = append(parts, s[start:i])
-			start = i + 1
+	for {
+		i := topLevelIndex(s, string(sep))
+		if i < 0 {
+			return append(parts, s)
 		}
+		parts, s = append(parts, s[:i]), s[i+1:]
 	}
-	return append(parts, s[start:])
 }
 
 func hasPrefixFold(s, prefix string) bool {
