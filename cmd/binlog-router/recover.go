@@ -170,7 +170,7 @@ func runRecover(ctx context.Context, cfg *config.Config, log zerolog.Logger) (re
 	}
 	server := reader.Server()
 	zone, _ := server.DatetimeZone() // nil: a DATETIME creation time is refused by name
-	rc := cfg.RecoverConfig(log, since, zone, "binlog-router-recover-"+cfg.Name)
+	rc := cfg.RecoverConfig(log, since, zone, kafka.RecoveryTransactionalID(cfg.Name))
 	if stored != nil {
 		rc.CheckpointTime = stored.Time
 	}

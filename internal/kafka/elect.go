@@ -23,9 +23,14 @@ func GroupID(name string) string { return "binlog-router-" + name }
 // first of its TransactionalIDs.
 func TransactionalID(name string) string { return "binlog-router-" + name }
 
+// RecoveryTransactionalID is the transactional id of router name's
+// recover, whose transactions write the router's checkpoint record too.
+func RecoveryTransactionalID(name string) string { return "binlog-router-recover-" + name }
+
 // TransactionalIDs are the n transactional ids an exactly-once router of
 // name uses in turn (SessionConfig.TransactionalIDs): TransactionalID(name),
 // then TransactionalID(name) + "#2", "#3", and so on.
+
 func TransactionalIDs(name string, n int) []string {
 	ids := make([]string, max(n, 1))
 	for i := range ids {

@@ -45,6 +45,13 @@ type SessionConfig struct {
 	// only written where the session's own transaction is open, so the
 	// filter bounds the work, not what is written.
 	Topics *regexp.Regexp
+	// OtherWriters are the transactional ids of the other producers that
+	// write the router's checkpoint record: its recovery's
+	// (RecoveryTransactionalID). When the checkpoint partition has not
+	// settled after repairAfter, Open fences each (Fence), which ends a
+	// transaction a killed recover left open there instead of waiting for
+	// its timeout; a failure (no WRITE on the id) is logged.
+	OtherWriters []string
 	// OnRepaired, when set, is called once for each hanging transaction
 	// whose markers Open wrote (committed: its decided outcome was a
 	// commit), from the goroutine that called Open.
@@ -187,30 +194,50 @@ func (s *Session) outcomes(ctx context.Context) map[int64]txnOutcome {
 	return out
 }
 
-// settle is Settle within SettleWait. With outcomes known, it first waits
-// repairAfter; if the partition has not settled by then, it repairs what
-// it may (repairHanging, bounded by repairWithin) and waits for the rest
-// of SettleWait.
+// settle is Settle within SettleWait. With outcomes known or
+// OtherWriters, it first waits repairAfter; if the partition has not
+// settled by then, it fences the other writers, repairs what it may
+// (repairHanging; both bounded by repairWithin) and waits for the rest of
+// SettleWait.
 func (s *Session) settle(ctx context.Context, outcomes map[int64]txnOutcome) (Settled, error) {
 	first := s.cfg.SettleWait
-	if len(outcomes) > 0 {
+	if len(outcomes) > 0 || len(s.cfg.OtherWriters) > 0 {
 		first = min(repairAfter, s.cfg.SettleWait)
 	}
 	st, err := Settle(ctx, s.cfg.CheckpointTopic, first, s.cfg.Producer.Kafka...)
 	if !errors.Is(err, ErrUnsettled) || first == s.cfg.SettleWait {
 		return st, err
 	}
-	cl, cerr := NewClient(s.cfg.Producer.Kafka...)
-	if cerr != nil {
-		return st, err
+	s.fenceOthers(ctx)
+	if len(outcomes) > 0 {
+		cl, cerr := NewClient(s.cfg.Producer.Kafka...)
+		if cerr != nil {
+			return st, err
+		}
+		rctx, cancel := context.WithTimeout(ctx, repairWithin)
+		repairHanging(rctx, cl, s.cfg.CheckpointTopic, s.cfg.Topics, outcomes, s.cfg.OnRepaired, s.cfg.Log)
+		cancel()
+		cl.Close()
 	}
-	rctx, cancel := context.WithTimeout(ctx, repairWithin)
-	repairHanging(rctx, cl, s.cfg.CheckpointTopic, s.cfg.Topics, outcomes, s.cfg.OnRepaired, s.cfg.Log)
-	cancel()
-	cl.Close()
 	st, err = Settle(ctx, s.cfg.CheckpointTopic, s.cfg.SettleWait-first, s.cfg.Producer.Kafka...)
 	st.Waited += first
 	return st, err
+}
+
+// fenceOthers fences OtherWriters, each within repairWithin.
+func (s *Session) fenceOthers(ctx context.Context) {
+	for _, id := range s.cfg.OtherWriters {
+		fctx, cancel := context.WithTimeout(ctx, repairWithin)
+		err := Fence(fctx, id, s.cfg.Producer.Kafka...)
+		cancel()
+		if err != nil {
+			s.cfg.Log.Warn().Err(err).Str("transactional_id", id).
+				Msg("the checkpoint partition has a transaction open and the other writer of the checkpoint could not be fenced: waiting for the open transaction to end or time out")
+			continue
+		}
+		s.cfg.Log.Info().Str("transactional_id", id).
+			Msg("the checkpoint partition had a transaction open: fenced the other writer of the checkpoint (a recover stopped before its end), which ends its open transaction")
+	}
 }
 
 // Produce begins a Kafka transaction if none is open (exactly-once) and

@@ -46,7 +46,8 @@ func (b brokers) newSink() (pipeline.Sink, error) {
 	pc := producerConfig(b.cfg, b.log)
 	pc.OnFailure = b.failed
 	sc := kafka.SessionConfig{Producer: pc, Name: b.cfg.Name, CheckpointTopic: b.cfg.CheckpointTopic,
-		SettleWait: settleWait(b.cfg.TransactionTimeout), OnRepaired: b.cfg.Metrics.TransactionRepaired, Log: b.log}
+		SettleWait: settleWait(b.cfg.TransactionTimeout), OnRepaired: b.cfg.Metrics.TransactionRepaired, Log: b.log,
+		OtherWriters: []string{kafka.RecoveryTransactionalID(b.cfg.Name)}}
 	if b.cfg.Delivery == ExactlyOnce {
 		sc.TransactionalIDs = kafka.TransactionalIDs(b.cfg.Name, b.cfg.KafkaTransactions)
 	}
