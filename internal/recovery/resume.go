@@ -2,6 +2,8 @@ package recovery
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/binlog-router/binlog-router/internal/gtid"
 	"github.com/binlog-router/binlog-router/internal/kafka"
+	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
 // A run that stopped before its end (a kill, a signal, a failed commit)
@@ -98,6 +101,29 @@ func (p *publisher) resumeAt(s *source) (from *cursor, done bool) {
 		return nil, false
 	}
 	return &cursor{key: string(r.After), nullCreated: r.AfterNullCreated}, false
+}
+
+// resumable checks the row a resumed read of s goes on after. In
+// created-at order the next chunk is bounded by that row's creation time,
+// looked up by its key (chunkQuery): when the row is gone from this
+// snapshot (deleted since: retention), s is read from its start instead,
+// which stays exact (the rows handled before are in Kafka, skipped by id).
+// In key order the key alone bounds it.
+func (p *publisher) resumable(ctx context.Context, q querier, s *source, from *cursor) (*cursor, error) {
+	if from == nil || s.order != OrderCreatedAt || from.nullCreated {
+		return from, nil
+	}
+	var one int
+	err := q.QueryRowContext(ctx, "SELECT 1 FROM "+s.name.QuotedString()+" WHERE "+schema.QuoteIdentifier(s.key)+" = ?", from.key).Scan(&one)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		p.log.Warn().Str("table", s.name.String()).Str("after", fmt.Sprint(from.key)).
+			Msg("the row the unfinished recovery stopped after is no longer in the table: reading the table from its start (the rows handled before are skipped by id)")
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("looking up the row the unfinished recovery of %s stopped after: %w", s.name, err)
+	}
+	return from, nil
 }
 
 // Window describes the window for Recovery.Window: its start, its

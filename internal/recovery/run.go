@@ -394,9 +394,13 @@ func (p *publisher) tables(ctx context.Context, conn *sql.Conn, sources []*sourc
 	defer func() { p.sum.Reading = time.Since(pace.start) }()
 	n := pace.chunk(p.cfg.Chunk)
 	for _, s := range sources {
+		var err error
 		from, done := p.resumeAt(s)
 		if done {
 			continue
+		}
+		if from, err = p.resumable(ctx, conn, s, from); err != nil {
+			return err
 		}
 		kp, err := newKeyProgress(ctx, conn, s, p.indexed[s])
 		if err != nil {

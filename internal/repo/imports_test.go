@@ -23,7 +23,7 @@ var owners = []struct {
 }{
 	{"github.com/go-mysql-org/go-mysql/", []string{"internal/binlog", "test/bench"},
 		"internal/binlog is the only reader of the replication protocol; test/bench measures go-mysql's raw limits"},
-	{"github.com/twmb/franz-go/pkg/kfake", []string{"internal/devenv", "test/kfakeserver"},
+	{"github.com/twmb/franz-go/pkg/kfake", []string{"internal/devenv", "test/kfakeserver", "test/harness"},
 		"the in-process fake broker is for tests, the demo and the benchmark"},
 	{"github.com/twmb/franz-go/", []string{"cmd/", "internal/checkpoint", "internal/config", "internal/devenv",
 		"internal/acl", "internal/cetest", "internal/inboxtest", "internal/logging", "internal/metrics", "internal/pipeline", "internal/relay", "internal/replay", "internal/recovery", "internal/route",
