@@ -124,20 +124,18 @@ func (k *ApacheKafka) layout() error {
 		return err
 	}
 	k.nodes = make([]*kafkaNode, k.cfg.Nodes)
+	extra := slices.Sorted(maps.Keys(k.cfg.ExtraListeners))
+	ports, err := freePorts(len(k.nodes) * (2 + len(extra)))
+	if err != nil {
+		return err
+	}
+	next := func() int { p := ports[0]; ports = ports[1:]; return p }
 	var voters []string
 	for i := range k.nodes {
 		n := &kafkaNode{id: i + 1, dir: filepath.Join(k.dir, fmt.Sprintf("node%d", i+1)), extra: map[string]int{}}
-		var err error
-		if n.port, err = freePort(); err != nil {
-			return err
-		}
-		if n.controllerPort, err = freePort(); err != nil {
-			return err
-		}
-		for _, name := range slices.Sorted(maps.Keys(k.cfg.ExtraListeners)) {
-			if n.extra[name], err = freePort(); err != nil {
-				return err
-			}
+		n.port, n.controllerPort = next(), next()
+		for _, name := range extra {
+			n.extra[name] = next()
 		}
 		if err := os.MkdirAll(n.dataDir(), 0o755); err != nil {
 			return err
