@@ -174,14 +174,10 @@ func (rg *rolling) finish() harness.Verdict {
 	t := rg.t
 	t.Helper()
 	v := harness.FinishRun(t, rg.e.DB, rg.l, rg.col, rg.r, 3*time.Minute)
-	want := harness.CommittedRows(t, rg.e.DB)
-	var topics []string
-	for _, typ := range rg.types {
-		topics = append(topics, rg.e.Prefix+"."+typ)
-	}
 	start := time.Now()
-	kcat := harness.CheckDelivery(t, want, readerDelivered(t, readKcat(t, rg.e.Kafka.Brokers, topics)), nil)
+	kcat := kcatVerdict(t, rg.e, rg.types)
 	t.Logf("kcat (read_committed, %s): %s", time.Since(start).Round(time.Millisecond), kcat)
+	want := harness.CommittedRows(t, rg.e.DB)
 	start = time.Now()
 	java := harness.CheckDelivery(t, want, readerDelivered(t, readJava(t, rg.e.Kafka.Brokers, rg.e.TopicRegex())), nil)
 	t.Logf("the Java consumer (read_committed, %s): %s", time.Since(start).Round(time.Millisecond), java)

@@ -241,6 +241,19 @@ func readKcat(t testing.TB, brokers, topics []string) []refRecord {
 	return recs
 }
 
+// kcatVerdict reads the outbox topics of types (prefix.type) of e from
+// their beginning with kcat, read_committed, and checks by event id what
+// it read against the rows the database committed (CheckDelivery).
+func kcatVerdict(t testing.TB, e *harness.Env, types []string) harness.Verdict {
+	t.Helper()
+	var topics []string
+	for _, typ := range types {
+		topics = append(topics, e.Prefix+"."+typ)
+	}
+	want := harness.CommittedRows(t, e.DB)
+	return harness.CheckDelivery(t, want, readerDelivered(t, readKcat(t, e.Kafka.Brokers, topics)), nil)
+}
+
 // crossCheckReaders reads every record of the test's outbox topics with
 // the Java client, franz-go and kcat, all read_committed, and requires the
 // three to agree on every record: topic, partition, offset, timestamp,

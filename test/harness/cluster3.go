@@ -20,12 +20,15 @@ import (
 // use, and shared by the tests that need a real cluster: three JVMs cost
 // about half a minute to start on two cores. A test may stop, kill or
 // pause nodes; at its end every node runs again and every partition is
-// fully replicated before the next test gets the cluster.
+// fully replicated before the next test gets the cluster. Each node also
+// advertises a KafkaProxy on a second listener, for tests whose router
+// must reach the cluster through proxies (Cluster3Proxies).
 var (
-	cluster3Once sync.Once
-	cluster3     *devenv.ApacheKafka
-	cluster3Err  error
-	cluster3Mu   sync.Mutex // one test at a time
+	cluster3Once    sync.Once
+	cluster3        *devenv.ApacheKafka
+	cluster3Proxies []*KafkaProxy // one per node, on its listener proxiedListener
+	cluster3Err     error
+	cluster3Mu      sync.Mutex // one test at a time
 )
 
 // Cluster3Config is shared by every user of the cluster: timed-out
@@ -50,7 +53,7 @@ func SharedCluster3(t testing.TB) *devenv.Kafka {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		start := time.Now()
-		cluster3, cluster3Err = devenv.StartApacheKafka(ctx, Cluster3Config())
+		cluster3, cluster3Proxies, cluster3Err = startCluster3(ctx)
 		if cluster3Err == nil {
 			fmt.Fprintf(os.Stderr, "apache kafka three-node cluster on %s (started in %v)\n",
 				strings.Join(cluster3.Brokers(), ","), time.Since(start).Round(time.Millisecond))
@@ -69,10 +72,60 @@ func SharedCluster3(t testing.TB) *devenv.Kafka {
 	return &devenv.Kafka{Brokers: cluster3.Brokers(), Apache: cluster3}
 }
 
-// stopCluster3 stops the shared cluster if it was started.
+// startCluster3 starts the shared cluster with a KafkaProxy in front of
+// each node's listener proxiedListener, which advertises it.
+func startCluster3(ctx context.Context) (*devenv.ApacheKafka, []*KafkaProxy, error) {
+	cfg := Cluster3Config()
+	proxies := make([]*KafkaProxy, cfg.Nodes)
+	closeProxies := func() {
+		for _, p := range proxies {
+			if p != nil {
+				p.close()
+			}
+		}
+	}
+	for i := range proxies {
+		var err error
+		if proxies[i], err = newKafkaProxy(); err != nil {
+			closeProxies()
+			return nil, nil, err
+		}
+	}
+	cfg.ExtraListeners = map[string]string{proxiedListener: "PLAINTEXT"}
+	cfg.Advertise = func(_ string, node int) string { return proxies[node].addr() }
+	a, err := devenv.StartApacheKafka(ctx, cfg)
+	if err != nil {
+		closeProxies()
+		return nil, nil, err
+	}
+	for i, addr := range a.ListenerAddrs(proxiedListener) {
+		proxies[i].setTarget(addr)
+	}
+	return a, proxies, nil
+}
+
+// Cluster3Proxies makes the router of e, on the shared three-node cluster
+// (SharedCluster3), reach it through one KafkaProxy per node, and returns
+// them; their traps are disarmed at the end of the test.
+func Cluster3Proxies(t testing.TB, e *Env) []*KafkaProxy {
+	t.Helper()
+	if e.Kafka.Apache != cluster3 || cluster3 == nil {
+		t.Fatal("Cluster3Proxies: the env is not on the shared three-node cluster")
+	}
+	e.UseProxies(cluster3Proxies)
+	for _, p := range cluster3Proxies {
+		t.Cleanup(p.reset)
+	}
+	return cluster3Proxies
+}
+
+// stopCluster3 stops the shared cluster and its proxies if it was started.
 func stopCluster3() {
 	if cluster3 != nil {
 		cluster3.Close()
+	}
+	for _, p := range cluster3Proxies {
+		p.close()
 	}
 }
 

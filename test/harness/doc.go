@@ -25,9 +25,11 @@
 //     short and long (FAULTS=long) variants of the fault suites
 //     (faultmode.go).
 //   - KafkaProxy, WatchTxns and ApacheKills: a TCP proxy that can drop or
-//     hold Kafka requests, and the watchers that kill the router at a
+//     hold Kafka requests, chosen by API key and by what they carry (a
+//     transactional id), and the watchers that kill the router at a
 //     chosen point of its Kafka transaction on kfake and Apache Kafka
-//     (kafkaproxy.go, faultwatch.go, txnstate.go).
+//     (kafkaproxy.go, faultwatch.go, txnstate.go). The shared three-node
+//     cluster has a proxy in front of each node (Cluster3Proxies).
 //   - Checkpoint, binlog and Debezium helpers: the stored checkpoints of a
 //     test (checkpoint.go), binlog positions and purges (binlog.go), and a
 //     Kafka Connect world with the Debezium connector (debezium.go,

@@ -32,11 +32,13 @@ type KafkaProxy struct {
 	wg     sync.WaitGroup
 }
 
-// ProxyTrap is one armed action: f runs for the next request of key.
+// ProxyTrap is one armed action: f runs for the next request of key
+// (that match accepts, if set).
 type ProxyTrap struct {
-	key kmsg.Key
-	f   func() ProxyAction
-	hit chan struct{} // closed once f returned
+	key   kmsg.Key
+	match func(kmsg.Request) bool
+	f     func() ProxyAction
+	hit   chan struct{} // closed once f returned
 }
 
 // ProxyAction is what happens to a trapped request after its trap ran.
@@ -72,7 +74,14 @@ func (p *KafkaProxy) setTarget(addr string) {
 // At arms f to run, once, when the next request of key arrives, before
 // it is forwarded; f returns what to do with the request.
 func (p *KafkaProxy) At(key kmsg.Key, f func() ProxyAction) *ProxyTrap {
-	tr := &ProxyTrap{key: key, f: f, hit: make(chan struct{})}
+	return p.AtRequest(key, nil, f)
+}
+
+// AtRequest is At for the next request of key that match accepts (every
+// one when match is nil); the request is decoded for match, which must
+// not keep it.
+func (p *KafkaProxy) AtRequest(key kmsg.Key, match func(kmsg.Request) bool, f func() ProxyAction) *ProxyTrap {
+	tr := &ProxyTrap{key: key, match: match, f: f, hit: make(chan struct{})}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.traps = append(p.traps, tr)
@@ -108,15 +117,30 @@ func (p *KafkaProxy) Wait(tr *ProxyTrap, timeout time.Duration) bool {
 	return true
 }
 
-// take removes and returns the first trap armed for key, or nil.
-func (p *KafkaProxy) take(key int16) *ProxyTrap {
+// take removes and returns the first trap armed for frame's request, or
+// nil.
+func (p *KafkaProxy) take(frame []byte) *ProxyTrap {
+	key := int16(binary.BigEndian.Uint16(frame[4:6]))
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	var req kmsg.Request // decoded once, for the first trap that asks
 	for i, tr := range p.traps {
-		if int16(tr.key) == key {
-			p.traps = append(p.traps[:i], p.traps[i+1:]...)
-			return tr
+		if int16(tr.key) != key {
+			continue
 		}
+		if tr.match != nil {
+			if req == nil {
+				var err error
+				if req, err = decodeRequest(frame); err != nil {
+					continue
+				}
+			}
+			if !tr.match(req) {
+				continue
+			}
+		}
+		p.traps = append(p.traps[:i], p.traps[i+1:]...)
+		return tr
 	}
 	return nil
 }
@@ -183,6 +207,13 @@ func (p *KafkaProxy) serve(client net.Conn) {
 	defer p.untrack(client)
 	broker, err := net.DialTimeout("tcp", target, 5*time.Second)
 	if err != nil {
+		// The node is down. A client dialing it would be refused; the
+		// nearest a listener that accepted can come is a reset. A plain
+		// close would read as an EOF before the first response, which
+		// franz-go takes for a TLS mismatch and does not retry.
+		if tc, ok := client.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
 		return
 	}
 	if !p.track(broker) {
@@ -203,7 +234,7 @@ func (p *KafkaProxy) serve(client net.Conn) {
 			return
 		}
 		if len(frame) >= 6 {
-			if tr := p.take(int16(binary.BigEndian.Uint16(frame[4:6]))); tr != nil {
+			if tr := p.take(frame); tr != nil {
 				action := tr.f()
 				close(tr.hit)
 				switch action {
@@ -244,6 +275,50 @@ func readFrame(r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	return frame, nil
+}
+
+// decodeRequest decodes a request frame (size, header v1 or v2, body).
+func decodeRequest(frame []byte) (kmsg.Request, error) {
+	if len(frame) < 14 {
+		return nil, errors.New("kafka proxy: short request")
+	}
+	req := kmsg.RequestForKey(int16(binary.BigEndian.Uint16(frame[4:6])))
+	if req == nil {
+		return nil, errors.New("kafka proxy: unknown request key")
+	}
+	req.SetVersion(int16(binary.BigEndian.Uint16(frame[6:8])))
+	// After size, key, version and correlation id: the client id.
+	b := frame[12:]
+	if n := int(int16(binary.BigEndian.Uint16(b))); n > 0 {
+		if 2+n > len(b) {
+			return nil, errors.New("kafka proxy: bad client id")
+		}
+		b = b[2+n:]
+	} else {
+		b = b[2:]
+	}
+	if req.IsFlexible() { // header v2: tagged fields after the client id
+		uvarint := func() int {
+			v, n := binary.Uvarint(b)
+			if n <= 0 || int(v) > len(b)-n {
+				b = nil
+				return 0
+			}
+			b = b[n:]
+			return int(v)
+		}
+		for n := uvarint(); n > 0 && b != nil; n-- {
+			uvarint() // the tag
+			b = b[uvarint():]
+		}
+		if b == nil {
+			return nil, errors.New("kafka proxy: bad request header")
+		}
+	}
+	if err := req.ReadFrom(b); err != nil {
+		return nil, err
+	}
+	return req, nil
 }
 
 // newTestProxy is a proxy closed at the end of the test.

@@ -82,6 +82,21 @@ func (p *TxnProbe) Ongoing() bool {
 	return err == nil && d.State == "Ongoing"
 }
 
+// State asks once for the state of id's transaction (Ongoing,
+// PrepareCommit, ...), within 5 s; it names the error instead when the
+// coordinator does not answer with one.
+func (p *TxnProbe) State(id string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	txns, err := p.adm.DescribeTransactions(ctx, id)
+	if d, ok := txns[id]; err == nil && ok && d.Err == nil {
+		return d.State
+	} else if ok && d.Err != nil {
+		err = d.Err
+	}
+	return fmt.Sprintf("unknown (%v)", err)
+}
+
 // Describe returns the state of the first id whose transaction is not
 // finished (Ongoing or Prepare*: the producer's current one, as it begins
 // a transaction only once the one before is committed), or else of the
