@@ -35,22 +35,13 @@ import (
 // after it) or drops (the next session aborts it, and its rows are
 // produced again).
 func TestFaultTurnsKillBetweenCommits(t *testing.T) {
-	skipOnKfake(t)
-	rng := harness.FaultRand(t)
-	e := harness.NewEnv(t, harness.EnvOpts{})
-	p := harness.ProxiedRouter(t, e)
-	const name = "turnkill"
-	ids := harness.RouterTxnIDs(name)
+	tw := startTurns(t, "turnkill")
+	e, p, ids, r, col := tw.e, tw.p, tw.ids, tw.r, tw.col
 	probe, err := harness.NewTxnProbe(e.Kafka.Brokers)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer probe.Close()
-
-	r := harness.StartRouter(t, e.Args(name)...)
-	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
-	w := harness.NewWriter(e.DB, rng, "agg", 40, 0)
-	l := harness.StartLoad(t, w, 1000)
 	kills := harness.ByMode(6, 18)
 	counts := map[string]int{}
 	for i := range kills {
@@ -104,16 +95,43 @@ func TestFaultTurnsKillBetweenCommits(t *testing.T) {
 		}
 		r.Restart()
 	}
-	v := harness.FinishRun(t, e.DB, l, col, r, 3*time.Minute)
-	k := kcatVerdict(t, e, w.Types)
-	t.Logf("broker %s, kills %d %v; franz-go: %s; kcat: %s", e.BrokerName(), kills, counts, v, k)
+	t.Logf("broker %s, kills %d %v; %s", e.BrokerName(), kills, counts, tw.finish())
 }
 
-// skipOnKfake skips the suites of this file on the kfake pass.
-func skipOnKfake(t *testing.T) {
+// turns is a router of the shared node reached through its proxy, with
+// an application committing 1,000 rows/s and a collector reading.
+type turns struct {
+	t   *testing.T
+	e   *harness.Env
+	p   *harness.KafkaProxy
+	ids []string // the router's transactional ids, in turn
+	r   *harness.Router
+	col *harness.Collector
+	w   *harness.Writer
+	l   *harness.Load
+}
+
+// startTurns starts the world of a suite of this file, or skips on the
+// kfake pass.
+func startTurns(t *testing.T, name string) *turns {
 	if !harness.OnApache() {
 		t.Skipf("runs on the Apache Kafka pass (%s=apache): kfake writes the markers before EndTxn returns", harness.BrokerEnv)
 	}
+	rng := harness.FaultRand(t)
+	e := harness.NewEnv(t, harness.EnvOpts{})
+	tw := &turns{t: t, e: e, p: harness.ProxiedRouter(t, e), ids: harness.RouterTxnIDs(name)}
+	tw.r = harness.StartRouter(t, e.Args(name)...)
+	tw.col = harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
+	tw.w = harness.NewWriter(e.DB, rng, "agg", 40, 0)
+	tw.l = harness.StartLoad(t, tw.w, 1000)
+	return tw
+}
+
+// finish stops the load and the router, and checks what the collector
+// (franz-go) and kcat read; it says what each found.
+func (tw *turns) finish() string {
+	v := harness.FinishRun(tw.t, tw.e.DB, tw.l, tw.col, tw.r, 3*time.Minute)
+	return fmt.Sprintf("franz-go: %s; kcat: %s", v, kcatVerdict(tw.t, tw.e, tw.w.Types))
 }
 
 // txnIDOf is the transactional id of a Produce or EndTxn request, "" for
@@ -137,16 +155,8 @@ func txnIDOf(req kmsg.Request) string {
 // the router stops (exit code 1) saying another instance took over.
 // Restarted, it resumes after the committed transaction.
 func TestFaultTurnsFencedSecondID(t *testing.T) {
-	skipOnKfake(t)
-	rng := harness.FaultRand(t)
-	e := harness.NewEnv(t, harness.EnvOpts{})
-	p := harness.ProxiedRouter(t, e)
-	const name = "turnfence"
-	ids := harness.RouterTxnIDs(name)
-	r := harness.StartRouter(t, e.Args(name)...)
-	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
-	w := harness.NewWriter(e.DB, rng, "agg", 40, 0)
-	l := harness.StartLoad(t, w, 1000)
+	tw := startTurns(t, "turnfence")
+	e, p, ids, r, col := tw.e, tw.p, tw.ids, tw.r, tw.col
 	fences := harness.ByMode(2, 6)
 	for i := range fences {
 		col.WaitProgress(t, r, 200, 2*time.Minute, fmt.Sprintf("routing before fence %d", i+1))
@@ -181,9 +191,7 @@ func TestFaultTurnsFencedSecondID(t *testing.T) {
 		}
 		r.Restart()
 	}
-	v := harness.FinishRun(t, e.DB, l, col, r, 3*time.Minute)
-	k := kcatVerdict(t, e, w.Types)
-	t.Logf("broker %s, fences %d; franz-go: %s; kcat: %s", e.BrokerName(), fences, v, k)
+	t.Logf("broker %s, fences %d; %s", e.BrokerName(), fences, tw.finish())
 }
 
 // TestClusterTurnsCoordinatorKill SIGKILLs, on the shared three-node
@@ -244,10 +252,10 @@ func TestClusterTurnsCoordinatorKill(t *testing.T) {
 		cancel()
 		col.WaitProgress(t, r, 200, 2*time.Minute, fmt.Sprintf("routing with node %d back", coord))
 	}
-	v := harness.FinishRun(t, e.DB, l, col, r, 3*time.Minute)
-	kv := kcatVerdict(t, e, w.Types)
-	t.Logf("broker %s, kills %d (with one transaction's markers pending and the next open: %d), kafka errors that started a new session %d; franz-go: %s; kcat: %s",
-		e.BrokerName(), kills, both, r.LogCount("kafka error; resuming from the committed checkpoint"), v, kv)
+	sessions := r.LogCount("kafka error; resuming from the committed checkpoint")
+	tw := &turns{t: t, e: e, r: r, col: col, w: w, l: l}
+	t.Logf("broker %s, kills %d (with one transaction's markers pending and the next open: %d), kafka errors that started a new session %d; %s",
+		e.BrokerName(), kills, both, sessions, tw.finish())
 	if both == 0 {
 		t.Logf("no kill found the first transaction's markers pending: each kill came after they were written")
 	}
