@@ -123,7 +123,7 @@ const (
 	DefaultMaxBufferedBytes   = 8 << 20
 	DefaultMaxMessageBytes    = 1 << 20
 	DefaultQueueRows          = 4096
-	DefaultQueueBytes         = 4 << 20
+	DefaultQueueBytes         = 2 << 20
 	DefaultDeadLetterTopic    = "binlog-router.dead-letter"
 )
 
