@@ -119,11 +119,11 @@ const (
 	DefaultIdleCheckpoint     = 5 * time.Second
 	DefaultKafkaTimeout       = 2 * time.Minute
 	DefaultTransactionTimeout = 60 * time.Second
-	DefaultMaxBufferedRecords = 10000
-	DefaultMaxBufferedBytes   = 32 << 20
+	DefaultMaxBufferedRecords = 5000
+	DefaultMaxBufferedBytes   = 8 << 20
 	DefaultMaxMessageBytes    = 1 << 20
 	DefaultQueueRows          = 4096
-	DefaultQueueBytes         = 4 << 20
+	DefaultQueueBytes         = 2 << 20
 	DefaultDeadLetterTopic    = "binlog-router.dead-letter"
 )
 

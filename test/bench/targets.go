@@ -33,7 +33,7 @@ func newTarget(name string, value float64, op string, limit float64, unit string
 const (
 	targetEOSRatio   = 0.8
 	targetALORatio   = 0.9
-	targetPeakRSSMB  = 150
+	targetPeakRSSMB  = 100
 	targetStartupSec = 1
 )
 
