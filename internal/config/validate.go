@@ -78,11 +78,23 @@ func (c *Config) bounds(connErr, presetErr error) []bound {
 		{flag: "on-partition-change", value: c.OnPartitionChange, allowed: []string{string(kafka.PartitionWarn), string(kafka.PartitionFail)}},
 		{flag: "delivery", value: c.Delivery, allowed: []string{string(relay.ExactlyOnce), string(relay.AtLeastOnce)}},
 		{flag: "compression", err: compressionErr},
+		{flag: "max-message-bytes, max-buffered-bytes", err: c.bufferFitsRecord()},
 		{flag: "start", err: checkpoint.CheckStart(c.Start)},
 		{flag: "server-id", value: uint64(c.ServerID), min: 1, max: 1<<32 - 1, why: "unique among the server's replicas"},
 		{flag: "kafka-transactions", value: uint64(c.KafkaTransactions), min: 1, max: 4, why: "1 waits for each transaction's markers before the next one produces"},
 		{flag: "name", missing: c.Name == "", msg: "--name is empty"},
 	}...)
+}
+
+// bufferFitsRecord refuses a producer buffer smaller than the largest
+// record: franz-go fails a record larger than --max-buffered-bytes.
+func (c *Config) bufferFitsRecord() error {
+	l := pipeline.ProducerLimits{MaxBufferedBytes: c.MaxBufferedBytes, MaxMessageBytes: c.MaxMessageBytes}.OrDefaults()
+	if l.MaxMessageBytes <= l.MaxBufferedBytes {
+		return nil
+	}
+	return fmt.Errorf("--max-message-bytes %d is larger than --max-buffered-bytes %d: the producer could never buffer a record that large; set --max-buffered-bytes to at least %d",
+		l.MaxMessageBytes, l.MaxBufferedBytes, l.MaxMessageBytes)
 }
 
 // bound is one row of the bounds table, in the manner of franz-go's

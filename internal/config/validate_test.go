@@ -35,6 +35,10 @@ func TestValidateBounds(t *testing.T) {
 		{"topic-template", func(c *Config) { c.TopicTemplate = "outbox.{nope}" }, "--topic-template: "},
 		{"datetime-zone", func(c *Config) { c.DatetimeZone = "Mars/Olympus" }, "--datetime-zone: "},
 		{"start", func(c *Config) { c.Start = "yesterday" }, "--start"},
+		{"max-message-bytes over the buffer", func(c *Config) { c.MaxMessageBytes = 16 << 20 },
+			"--max-message-bytes 16777216 is larger than --max-buffered-bytes 8388608: the producer could never buffer a record that large; set --max-buffered-bytes to at least 16777216"},
+		{"buffer under max-message-bytes", func(c *Config) { c.MaxMessageBytes, c.MaxBufferedBytes = 4<<20, 2<<20 },
+			"--max-message-bytes 4194304 is larger than --max-buffered-bytes 2097152: the producer could never buffer a record that large; set --max-buffered-bytes to at least 4194304"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validRun()
