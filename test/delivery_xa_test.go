@@ -309,10 +309,10 @@ func TestXALargePrepared(t *testing.T) {
 	e := harness.NewEnv(t, harness.EnvOpts{})
 	// A small event cache (with 1 MiB statements it bounds the parsed
 	// events of both dump connections to a few MiB), a producer buffer
-	// the small commits fill as well as the large one (with the default
-	// 32 MiB the 14 MiB of a small one never fill it and the comparison
-	// would measure the buffer, not the transaction), and a lower soft
-	// memory limit, so that the collector's slack does not hide growth.
+	// the small commits fill as well as the large one (4 MiB: one that
+	// the 14 MiB of a small one never fill would make the comparison
+	// measure the buffer, not the transaction), and a lower soft memory
+	// limit, so that the collector's slack does not hide growth.
 	r := harness.StartRouter(t, e.Args("xa-large", "--event-cache", "4", "--max-buffered-bytes", fmt.Sprint(4<<20),
 		"--memory-limit", fmt.Sprint(48<<20))...)
 	col := harness.NewCollector(t, e.Kafka.Brokers, e.TopicRegex())
