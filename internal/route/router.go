@@ -164,7 +164,7 @@ func (r *Router) Route(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, err
 	} else if r.cfg.Envelope == EnvelopeCloudEventsStructured {
 		n++ // content-type
 	}
-	hs := make([]kgo.RecordHeader, 0, n)
+	rec, hs := newRecord(n)
 	hs = append(hs,
 		kgo.RecordHeader{Key: HeaderID, Value: row.EventID},
 		kgo.RecordHeader{Key: HeaderEventType, Value: row.EventType})
@@ -195,13 +195,33 @@ func (r *Router) Route(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, err
 		hs = append(hs, kgo.RecordHeader{Key: HeaderContentType, Value: cloudEventsContentType})
 		value = r.structuredValue(row, ts, members)
 	}
-	return &kgo.Record{
-		Topic:     topic,
-		Key:       row.AggregateID,
-		Value:     value,
-		Headers:   hs,
-		Timestamp: ts,
-	}, nil
+	rec.Topic, rec.Key, rec.Value, rec.Headers, rec.Timestamp = topic, row.AggregateID, value, hs, ts
+	return rec, nil
+}
+
+// boxedHeaders is how many headers a record allocated together with them
+// holds: the plain envelope's own (id, event_type, aggregate_type,
+// schema_version, traceparent, binlog_gtid) or as many from the headers
+// column.
+const boxedHeaders = 6
+
+// recordBox is a record and its headers in one allocation, half the
+// allocations (and garbage collector work) of a record per row.
+type recordBox struct {
+	rec     kgo.Record
+	headers [boxedHeaders]kgo.RecordHeader
+}
+
+// newRecord returns an empty record and an empty header slice of capacity
+// n for it; up to boxedHeaders they are one allocation. The slice's
+// capacity is exactly n, so that appending to a record's headers never
+// writes to memory another record uses.
+func newRecord(n int) (*kgo.Record, []kgo.RecordHeader) {
+	if n > boxedHeaders {
+		return new(kgo.Record), make([]kgo.RecordHeader, 0, n)
+	}
+	b := new(recordBox)
+	return &b.rec, b.headers[:0:n]
 }
 
 // check validates the row's columns in the documented order.
@@ -269,8 +289,22 @@ func (r *Router) topic(row *binlog.OutboxRow) (string, *problem) {
 	if t.constant != "" {
 		return t.constant, nil
 	}
-	r.keyBuf = t.cacheKey(r.keyBuf[:0], row)
-	if topic, ok := r.topics[string(r.keyBuf)]; ok {
+	// The cache key: the value of a template's only placeholder (the
+	// default {event_type}) as it is, with nothing to build; otherwise
+	// every value used, length-prefixed.
+	var key []byte
+	if len(t.fields) == 1 {
+		if b, s := t.fields[0].value(row); b != nil {
+			key = b
+		} else {
+			r.keyBuf = append(r.keyBuf[:0], s...)
+			key = r.keyBuf
+		}
+	} else {
+		r.keyBuf = t.cacheKey(r.keyBuf[:0], row)
+		key = r.keyBuf
+	}
+	if topic, ok := r.topics[string(key)]; ok {
 		return topic, nil
 	}
 	var p *problem
@@ -287,7 +321,7 @@ func (r *Router) topic(row *binlog.OutboxRow) (string, *problem) {
 		clear(r.topics)
 	}
 	topic := string(r.topicBuf)
-	r.topics[string(r.keyBuf)] = topic
+	r.topics[string(key)] = topic
 	return topic, nil
 }
 
