@@ -1,6 +1,9 @@
 package jsonscan
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 // PlainEnd agrees with a byte-at-a-time scan on every position of inputs
 // that put each kind of special byte at each offset of an 8-byte word.
@@ -24,5 +27,25 @@ func TestPlainEnd(t *testing.T) {
 	}
 	if got := PlainEnd([]byte("plain text only"), 0); got != 15 {
 		t.Fatalf("no special byte: %d, want 15", got)
+	}
+}
+
+// BenchmarkPlainEnd scans the contents of strings of each length up to
+// their closing quote, as a JSON check does.
+func BenchmarkPlainEnd(b *testing.B) {
+	for _, n := range []int{8, 24, 300, 64 << 10} {
+		s := make([]byte, n+1)
+		for i := range n {
+			s[i] = "abcdefghijklmnopqrstuvwxyz0123456789 -"[i%38]
+		}
+		s[n] = '"'
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				if PlainEnd(s, 0) != n {
+					b.Fatal("wrong end")
+				}
+			}
+		})
 	}
 }
