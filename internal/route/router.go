@@ -199,29 +199,36 @@ func (r *Router) Route(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, err
 	return rec, nil
 }
 
-// boxedHeaders is how many headers a record allocated together with them
-// holds: the plain envelope's own (id, event_type, aggregate_type,
-// schema_version, traceparent, binlog_gtid) or as many from the headers
-// column.
-const boxedHeaders = 6
-
-// recordBox is a record and its headers in one allocation, half the
-// allocations (and garbage collector work) of a record per row.
-type recordBox struct {
-	rec     kgo.Record
-	headers [boxedHeaders]kgo.RecordHeader
-}
+// A record and its headers in one allocation: half the allocations (and
+// garbage collector work) of a record per row. recordBox4 holds the plain
+// envelope's usual headers (id, event_type, aggregate_type, binlog_gtid)
+// in 320 bytes; recordBox6 schema_version and traceparent too, or as many
+// from the headers column, in 416.
+type (
+	recordBox4 struct {
+		rec     kgo.Record
+		headers [4]kgo.RecordHeader
+	}
+	recordBox6 struct {
+		rec     kgo.Record
+		headers [6]kgo.RecordHeader
+	}
+)
 
 // newRecord returns an empty record and an empty header slice of capacity
-// n for it; up to boxedHeaders they are one allocation. The slice's
-// capacity is exactly n, so that appending to a record's headers never
-// writes to memory another record uses.
+// n for it, in one allocation up to 6 headers. The slice's capacity is
+// exactly n, so that appending to a record's headers never writes to
+// memory another record uses.
 func newRecord(n int) (*kgo.Record, []kgo.RecordHeader) {
-	if n > boxedHeaders {
-		return new(kgo.Record), make([]kgo.RecordHeader, 0, n)
+	switch {
+	case n <= 4:
+		b := new(recordBox4)
+		return &b.rec, b.headers[:0:n]
+	case n <= 6:
+		b := new(recordBox6)
+		return &b.rec, b.headers[:0:n]
 	}
-	b := new(recordBox)
-	return &b.rec, b.headers[:0:n]
+	return new(kgo.Record), make([]kgo.RecordHeader, 0, n)
 }
 
 // check validates the row's columns in the documented order.
