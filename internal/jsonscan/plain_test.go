@@ -25,6 +25,29 @@ func TestPlainEnd(t *testing.T) {
 			}
 		}
 	}
+	// Long runs: each kind of special byte at offsets around the first
+	// words, inside and at the tail.
+	long := make([]byte, 3*256+40)
+	for i := range long {
+		long[i] = "abcdefghijklmnopqrstuvwxyz0123456789 -"[i%38]
+	}
+	for _, special := range []byte{'"', '\\', 0x00, 0x1f, 0x80, 0xc3, 0xff} {
+		for _, at := range []int{0, 7, 31, 32, 33, 47, 48, 255, 256, 287, 288, 517, len(long) - 1} {
+			b := append([]byte(nil), long...)
+			b[at] = special
+			for _, i := range []int{0, 1, 8, 17, 31, 32, at, at + 1} {
+				if i > len(b) {
+					continue
+				}
+				if got, want := PlainEnd(b, i), slow(b, i); got != want {
+					t.Fatalf("special %#x at %d: PlainEnd from %d = %d, want %d", special, at, i, got, want)
+				}
+			}
+		}
+	}
+	if got := PlainEnd(long, 0); got != len(long) {
+		t.Fatalf("long run without special bytes: %d, want %d", got, len(long))
+	}
 	if got := PlainEnd([]byte("plain text only"), 0); got != 15 {
 		t.Fatalf("no special byte: %d, want 15", got)
 	}
