@@ -131,17 +131,44 @@ const txnSize = 128
 // after it. It blocks while the batch is full, until the consumer takes
 // it or ctx ends (then it returns ctx's error and the row is not queued).
 func (q *Queue) AddRow(ctx context.Context, r OutboxRow, size int, pos Position) error {
-	return q.put(ctx, func(b *Batch) {
-		if b.Rows == nil {
-			b.Rows, q.spare.Rows = q.spare.Rows, nil
-			if b.Rows == nil { // nothing recycled: size it like the last one
-				b.Rows = make([]OutboxRow, 0, min(max(q.last, 16), q.maxRows))
-			}
+	return q.put(ctx, func(b *Batch) { q.addRow(b, r, size, pos) })
+}
+
+// AddRows queues rows of the open transaction, in order, as AddRow would
+// one by one (sizes[i] is what rows[i] counts against the byte bound), but
+// taking the lock and signalling the consumer once for as many as fit. It
+// returns how many it queued: all of them, unless ctx ended while the
+// batch was full (then with ctx's error).
+func (q *Queue) AddRows(ctx context.Context, rows []OutboxRow, sizes []int, pos Position) (int, error) {
+	queued := 0
+	for {
+		q.mu.Lock()
+		for queued < len(rows) && !q.full() {
+			q.addRow(&q.cur, rows[queued], sizes[queued], pos)
+			queued++
 		}
-		b.Rows = append(b.Rows, r)
-		b.Bytes += size
-		b.Open, b.Pos, b.Heartbeat = true, pos, false
-	})
+		q.mu.Unlock()
+		q.signal()
+		if queued == len(rows) {
+			return queued, nil
+		}
+		if err := q.wait(ctx); err != nil {
+			return queued, err
+		}
+	}
+}
+
+// addRow appends a row to b. Caller holds mu.
+func (q *Queue) addRow(b *Batch, r OutboxRow, size int, pos Position) {
+	if b.Rows == nil {
+		b.Rows, q.spare.Rows = q.spare.Rows, nil
+		if b.Rows == nil { // nothing recycled: size it like the last one
+			b.Rows = make([]OutboxRow, 0, min(max(q.last, 16), q.maxRows))
+		}
+	}
+	b.Rows = append(b.Rows, r)
+	b.Bytes += size
+	b.Open, b.Pos, b.Heartbeat = true, pos, false
 }
 
 // EndTxn queues the end of transaction t, which must come after every

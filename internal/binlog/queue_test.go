@@ -2,6 +2,7 @@ package binlog
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -127,4 +128,106 @@ func TestQueueRecycle(t *testing.T) {
 	require.Len(t, b.Rows, 1)
 	assert.Same(t, &rows[0], &b.Rows[0], "the recycled slice is reused")
 	assert.Same(t, t2, b.Rows[0].Txn)
+}
+
+// AddRows queues what fits, waits for a Take, then queues the rest, in
+// order; when ctx ends while the batch is full it reports how many rows
+// it queued.
+func TestQueueAddRows(t *testing.T) {
+	ctx := context.Background()
+	txn := &Txn{GTID: "0-1-1"}
+	rows := make([]OutboxRow, 5)
+	for i := range rows {
+		rows[i] = OutboxRow{EventID: []byte{byte(i)}, Txn: txn}
+	}
+	sizes := []int{1, 1, 1, 1, 1}
+	q := NewQueue(3, 1<<20)
+	added := make(chan error, 1)
+	go func() {
+		n, err := q.AddRows(ctx, rows, sizes, Position{Pos: 7})
+		if err == nil && n != len(rows) {
+			err = fmt.Errorf("queued %d rows, want %d", n, len(rows))
+		}
+		added <- err
+	}()
+	var got []byte
+	deadline := time.Now().Add(5 * time.Second)
+	for len(got) < len(rows) && time.Now().Before(deadline) {
+		<-q.Ready()
+		b, _ := q.Take()
+		if len(b.Rows) > 3 {
+			t.Fatalf("batch of %d rows, bound 3", len(b.Rows))
+		}
+		for _, r := range b.Rows {
+			got = append(got, r.EventID[0])
+		}
+		if len(b.Rows) > 0 && (b.Pos.Pos != 7 || !b.Open || b.Bytes != len(b.Rows)) {
+			t.Fatalf("batch pos %d, open %v, bytes %d", b.Pos.Pos, b.Open, b.Bytes)
+		}
+	}
+	require.NoError(t, <-added)
+	assert.Equal(t, []byte{0, 1, 2, 3, 4}, got)
+
+	q = NewQueue(2, 1<<20)
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	n, err := q.AddRows(cctx, rows, sizes, Position{})
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, 2, n)
+	b, _ := q.Take()
+	assert.Len(t, b.Rows, 2)
+}
+
+// BenchmarkQueue hands rows of ten-row rows events to a consumer that
+// takes and recycles batches: row by row (AddRow) or an event's rows at
+// once (AddRows, what the stream does). Per row.
+func BenchmarkQueue(b *testing.B) {
+	txn := &Txn{GTID: "0-1-1"}
+	rows := make([]OutboxRow, 10)
+	sizes := make([]int, 10)
+	for i := range rows {
+		rows[i] = OutboxRow{Payload: make([]byte, 500), Txn: txn}
+		sizes[i] = 700
+	}
+	for _, together := range []bool{false, true} {
+		name := "AddRow"
+		if together {
+			name = "AddRows"
+		}
+		b.Run(name, func(b *testing.B) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			q := NewQueue(4096, 4<<20)
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					select {
+					case <-q.Ready():
+					case <-ctx.Done():
+						return
+					}
+					if bt, _ := q.Take(); !bt.Empty() {
+						q.Recycle(bt)
+					}
+				}
+			})
+			b.ReportAllocs()
+			for b.Loop() {
+				if together {
+					if _, err := q.AddRows(ctx, rows, sizes, Position{}); err != nil {
+						b.Fatal(err)
+					}
+					continue
+				}
+				for i := range rows {
+					if err := q.AddRow(ctx, rows[i], sizes[i], Position{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(rows)), "ns/row")
+			cancel()
+			wg.Wait()
+		})
+	}
 }

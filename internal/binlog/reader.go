@@ -207,8 +207,8 @@ type trackingSink struct {
 	delivered *gtid.Set
 }
 
-func (t *trackingSink) addRow(ctx context.Context, r OutboxRow, size int, pos Position) error {
-	return t.q.AddRow(ctx, r, size, pos)
+func (t *trackingSink) addRows(ctx context.Context, rows []OutboxRow, sizes []int, pos Position) (int, error) {
+	return t.q.AddRows(ctx, rows, sizes, pos)
 }
 
 func (t *trackingSink) done(ctx context.Context, txn *Txn, pos Position) error {
@@ -289,12 +289,15 @@ func (r *Reader) session(ctx context.Context, from *gtid.Set, s *stream) (progre
 // watchdog cancels its context when the reader has waited for the server
 // longer than dead: with heartbeats on, a silent connection is a dead one.
 // Time spent handing rows over (a full queue) does not count. It costs two
-// atomic stores per event instead of a timer per event.
+// atomic additions per event, and no clock reading: the watching goroutine
+// times a wait from the first tick that sees it, so a dead connection is
+// noticed between dead and dead plus two ticks (dead/4, at least 100 ms)
+// after its last event.
 type watchdog struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	dead    time.Duration
-	since   atomic.Int64 // unix nanos when waiting began; 0 when not waiting
+	waits   atomic.Uint64 // odd while waiting: one more when a wait begins, one more when it ends
 	stopped chan struct{}
 }
 
@@ -305,16 +308,23 @@ func newWatchdog(parent context.Context, dead time.Duration) *watchdog {
 	return w
 }
 
-func (w *watchdog) waiting() { w.since.Store(time.Now().UnixNano()) }
-func (w *watchdog) got()     { w.since.Store(0) }
+func (w *watchdog) waiting() { w.waits.Add(1) }
+func (w *watchdog) got()     { w.waits.Add(1) }
 
 func (w *watchdog) watch() {
 	t := time.NewTicker(max(w.dead/8, 50*time.Millisecond))
 	defer t.Stop()
+	var seen uint64     // the wait being timed (odd), or 0
+	var since time.Time // when it was first seen
 	for {
 		select {
-		case <-t.C:
-			if s := w.since.Load(); s != 0 && time.Since(time.Unix(0, s)) > w.dead {
+		case now := <-t.C:
+			switch n := w.waits.Load(); {
+			case n%2 == 0:
+				seen = 0
+			case n != seen:
+				seen, since = n, now
+			case now.Sub(since) > w.dead:
 				w.cancel()
 				return
 			}

@@ -77,11 +77,13 @@ type fileSink struct {
 	cur Batch
 }
 
-func (f *fileSink) addRow(_ context.Context, r OutboxRow, size int, pos Position) error {
-	f.cur.Rows = append(f.cur.Rows, r)
-	f.cur.Bytes += size
+func (f *fileSink) addRows(_ context.Context, rows []OutboxRow, sizes []int, pos Position) (int, error) {
+	f.cur.Rows = append(f.cur.Rows, rows...)
+	for _, size := range sizes {
+		f.cur.Bytes += size
+	}
 	f.cur.Open, f.cur.Pos = true, pos
-	return nil
+	return len(rows), nil
 }
 
 func (f *fileSink) done(_ context.Context, t *Txn, pos Position) error {

@@ -70,7 +70,9 @@ type replaySink struct {
 	handed []string // GTIDs of the transactions handed over
 }
 
-func (r *replaySink) addRow(context.Context, OutboxRow, int, Position) error { return nil }
+func (r *replaySink) addRows(_ context.Context, rows []OutboxRow, _ []int, _ Position) (int, error) {
+	return len(rows), nil
+}
 func (r *replaySink) done(_ context.Context, t *Txn, _ Position) error {
 	r.handed = append(r.handed, t.GTID)
 	t.AddTo(r.have)

@@ -45,10 +45,14 @@ func (nopObserver) DDL(string, string)               {}
 func (nopObserver) Reconnect()                       {}
 func (nopObserver) Replayed(string)                  {}
 
-// sink receives what the stream decodes. addRow and done may block (for
+// sink receives what the stream decodes. addRows and done may block (for
 // backpressure) and then return ctx's error; heartbeat never blocks.
 type sink interface {
-	addRow(ctx context.Context, r OutboxRow, size int, pos Position) error
+	// addRows hands over the rows of one rows event, in order (sizes[i]
+	// is what rows[i] counts against the queue's bound), and returns how
+	// many it took: all of them unless it returns an error. It must not
+	// keep rows or sizes, only the OutboxRow values.
+	addRows(ctx context.Context, rows []OutboxRow, sizes []int, pos Position) (int, error)
 	done(ctx context.Context, t *Txn, pos Position) error
 	heartbeat(pos Position)
 }
@@ -70,6 +74,12 @@ type stream struct {
 	txn     *Txn
 	begun   bool // BEGIN seen (or implied): a later non-COMMIT query is part of the transaction
 	emitted int  // outbox rows of txn already handed to out
+
+	// held are the decoded rows of the rows event being read, handed to
+	// out together when it ends (one hand-over per event, not per row);
+	// heldSizes what each counts against the queue's bound.
+	held      []OutboxRow
+	heldSizes []int
 
 	// resume skips rows already delivered of a transaction that was
 	// interrupted by a lost connection, or by a restart from a checkpoint
@@ -279,7 +289,14 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 	return nil
 }
 
-func (s *stream) rowsEvent(ctx context.Context, e *replication.RowsEvent, typ replication.EventType) error {
+// rowsEvent hands over the outbox rows of a rows event: every row decoded
+// before an error too, as they were before it.
+func (s *stream) rowsEvent(ctx context.Context, e *replication.RowsEvent, typ replication.EventType) (err error) {
+	defer func() {
+		if herr := s.handOver(ctx); err == nil {
+			err = herr
+		}
+	}()
 	data, undecoded := s.rows.take(e)
 	if e.Table != nil && s.guard != nil && !s.tables.outbox.has(e.Table.Schema, e.Table.Table) {
 		if err := s.guard.Rows(string(e.Table.Schema), string(e.Table.Table)); err != nil {
@@ -377,8 +394,9 @@ func (s *stream) fastRows(ctx context.Context, t *table, e *replication.RowsEven
 	return n, nil
 }
 
-// emit hands one row over, unless it was delivered before a reconnect.
-func (s *stream) emit(ctx context.Context, t *table, r OutboxRow) error {
+// emit holds one row for the hand-over at the end of its rows event,
+// unless it was delivered before a reconnect.
+func (s *stream) emit(_ context.Context, t *table, r OutboxRow) error {
 	if s.skip > 0 {
 		s.skip--
 		s.emitted++
@@ -389,12 +407,21 @@ func (s *stream) emit(ctx context.Context, t *table, r OutboxRow) error {
 		return &EventError{Table: t.name, GTID: s.txn.GTID, Err: fmt.Errorf("%w: %w", ErrUnmappable, err),
 			Fix: "fix the stored value or the column's character set"}
 	}
-	size := len(r.Payload) + len(r.EventID) + len(r.AggregateID) + len(r.EventType) + len(r.Headers) + 160
-	if err := s.out.addRow(ctx, r, size, s.pos); err != nil {
-		return err
-	}
-	s.emitted++
+	s.held = append(s.held, r)
+	s.heldSizes = append(s.heldSizes, len(r.Payload)+len(r.EventID)+len(r.AggregateID)+len(r.EventType)+len(r.Headers)+160)
 	return nil
+}
+
+// handOver hands the held rows to out and forgets them.
+func (s *stream) handOver(ctx context.Context) error {
+	if len(s.held) == 0 {
+		return nil
+	}
+	n, err := s.out.addRows(ctx, s.held, s.heldSizes, s.pos)
+	s.emitted += n
+	clear(s.held) // no references into the packet stay behind
+	s.held, s.heldSizes = s.held[:0], s.heldSizes[:0]
+	return err
 }
 
 func (s *stream) end(ctx context.Context) error {

@@ -61,8 +61,8 @@ type Metrics struct {
 	topics *limiter
 	kinds  *limiter
 
-	// routedCache keeps the two counters of a topic so that Routed, the hot
-	// path, does one map lookup instead of two label hashes.
+	// routedCache keeps the two counters of a topic so that RoutedRecords,
+	// on the hot path, does one map lookup instead of two label hashes.
 	routedMu    sync.Mutex
 	routedCache map[string]routedCounters
 

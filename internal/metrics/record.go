@@ -5,8 +5,15 @@ import "time"
 // The methods of relay.Metrics. They are called from the relay goroutine.
 
 // Routed counts one record produced to topic with the given value size.
-func (m *Metrics) Routed(topic string, valueBytes int) {
-	m.events.Add(1)
+func (m *Metrics) Routed(topic string, valueBytes int) { m.RoutedRecords(topic, 1, valueBytes) }
+
+// RoutedRecords counts records produced to topic whose values together
+// have valueBytes bytes.
+func (m *Metrics) RoutedRecords(topic string, records, valueBytes int) {
+	if records <= 0 {
+		return
+	}
+	m.events.Add(uint64(records))
 	m.routedMu.Lock()
 	c, ok := m.routedCache[topic]
 	if !ok {
@@ -22,7 +29,7 @@ func (m *Metrics) Routed(topic string, valueBytes int) {
 		}
 	}
 	m.routedMu.Unlock()
-	c.events.Inc()
+	c.events.Add(float64(records))
 	c.bytes.Add(float64(valueBytes))
 }
 

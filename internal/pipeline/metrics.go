@@ -5,8 +5,11 @@ import "time"
 // Metrics receives the loop's measurements. Calls come from the loop's
 // goroutine and must not block.
 type Metrics interface {
-	// Routed counts one record produced to topic with the given value size.
-	Routed(topic string, valueBytes int)
+	// RoutedRecords counts records produced to topic whose values
+	// together have valueBytes bytes. The loop adds up the records of a
+	// batch by topic and reports them once the batch is handled (or has
+	// failed), not record by record.
+	RoutedRecords(topic string, records, valueBytes int)
 	// Committed reports a commit point: the checkpoint now covers the
 	// transaction committed on the source at sourceTime, and records more
 	// records, the first of which was produced at began (the Kafka
@@ -28,7 +31,7 @@ type Metrics interface {
 // NopMetrics measures nothing: the default.
 type NopMetrics struct{}
 
-func (NopMetrics) Routed(string, int)                          {}
+func (NopMetrics) RoutedRecords(string, int, int)              {}
 func (NopMetrics) Committed(string, time.Time, int, time.Time) {}
 func (NopMetrics) Transactions(int)                            {}
 func (NopMetrics) CaughtUp()                                   {}

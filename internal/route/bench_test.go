@@ -59,6 +59,21 @@ func BenchmarkRecord(b *testing.B) {
 			}
 		})
 	}
+	// The benchmark workload's rows: no schema_version or traceparent, so
+	// four headers.
+	b.Run("payload500/validate=true/4-headers", func(b *testing.B) {
+		r := newRouter(b, nil)
+		row := benchRow()
+		row.SchemaVersion, row.Traceparent = nil, nil
+		txn := testTxn()
+		b.SetBytes(int64(len(row.Payload)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := r.Route(row, txn); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	// One transaction per record: the binlog_gtid value is new each time.
 	b.Run("payload500/validate=true/txn-per-record", func(b *testing.B) {
 		r := newRouter(b, nil)

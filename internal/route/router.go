@@ -164,7 +164,7 @@ func (r *Router) Route(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, err
 	} else if r.cfg.Envelope == EnvelopeCloudEventsStructured {
 		n++ // content-type
 	}
-	hs := make([]kgo.RecordHeader, 0, n)
+	rec, hs := newRecord(n)
 	hs = append(hs,
 		kgo.RecordHeader{Key: HeaderID, Value: row.EventID},
 		kgo.RecordHeader{Key: HeaderEventType, Value: row.EventType})
@@ -195,13 +195,40 @@ func (r *Router) Route(row *binlog.OutboxRow, txn *binlog.Txn) (*kgo.Record, err
 		hs = append(hs, kgo.RecordHeader{Key: HeaderContentType, Value: cloudEventsContentType})
 		value = r.structuredValue(row, ts, members)
 	}
-	return &kgo.Record{
-		Topic:     topic,
-		Key:       row.AggregateID,
-		Value:     value,
-		Headers:   hs,
-		Timestamp: ts,
-	}, nil
+	rec.Topic, rec.Key, rec.Value, rec.Headers, rec.Timestamp = topic, row.AggregateID, value, hs, ts
+	return rec, nil
+}
+
+// A record and its headers in one allocation: half the allocations (and
+// garbage collector work) of a record per row. recordBox4 holds the plain
+// envelope's usual headers (id, event_type, aggregate_type, binlog_gtid)
+// in 320 bytes; recordBox6 schema_version and traceparent too, or as many
+// from the headers column, in 416.
+type (
+	recordBox4 struct {
+		rec     kgo.Record
+		headers [4]kgo.RecordHeader
+	}
+	recordBox6 struct {
+		rec     kgo.Record
+		headers [6]kgo.RecordHeader
+	}
+)
+
+// newRecord returns an empty record and an empty header slice of capacity
+// n for it, in one allocation up to 6 headers. The slice's capacity is
+// exactly n, so that appending to a record's headers never writes to
+// memory another record uses.
+func newRecord(n int) (*kgo.Record, []kgo.RecordHeader) {
+	switch {
+	case n <= 4:
+		b := new(recordBox4)
+		return &b.rec, b.headers[:0:n]
+	case n <= 6:
+		b := new(recordBox6)
+		return &b.rec, b.headers[:0:n]
+	}
+	return new(kgo.Record), make([]kgo.RecordHeader, 0, n)
 }
 
 // check validates the row's columns in the documented order.
@@ -269,8 +296,22 @@ func (r *Router) topic(row *binlog.OutboxRow) (string, *problem) {
 	if t.constant != "" {
 		return t.constant, nil
 	}
-	r.keyBuf = t.cacheKey(r.keyBuf[:0], row)
-	if topic, ok := r.topics[string(r.keyBuf)]; ok {
+	// The cache key: the value of a template's only placeholder (the
+	// default {event_type}) as it is, with nothing to build; otherwise
+	// every value used, length-prefixed.
+	var key []byte
+	if len(t.fields) == 1 {
+		if b, s := t.fields[0].value(row); b != nil {
+			key = b
+		} else {
+			r.keyBuf = append(r.keyBuf[:0], s...)
+			key = r.keyBuf
+		}
+	} else {
+		r.keyBuf = t.cacheKey(r.keyBuf[:0], row)
+		key = r.keyBuf
+	}
+	if topic, ok := r.topics[string(key)]; ok {
 		return topic, nil
 	}
 	var p *problem
@@ -287,7 +328,7 @@ func (r *Router) topic(row *binlog.OutboxRow) (string, *problem) {
 		clear(r.topics)
 	}
 	topic := string(r.topicBuf)
-	r.topics[string(r.keyBuf)] = topic
+	r.topics[string(key)] = topic
 	return topic, nil
 }
 
