@@ -200,9 +200,9 @@ func TestFaultTurnsFencedSecondID(t *testing.T) {
 // transaction on the second id: that transaction is open, and the one
 // before it, on the first id, has committed with its markers still being
 // written when the broker says so (PrepareCommit; the kill waits for it,
-// up to a few dozen transactions). The cluster moves the coordinator; the
-// new one finishes the first transaction's markers and the router's next
-// session aborts the second.
+// up to 50 produces). The cluster moves the coordinator; the new one
+// finishes the first transaction's markers, and the second is committed
+// or, when the kill ended the router's session, aborted by the next one.
 func TestClusterTurnsCoordinatorKill(t *testing.T) {
 	rng := harness.FaultRand(t)
 	k := harness.SharedCluster3(t)
