@@ -131,7 +131,8 @@ const txnSize = 128
 // after it. It blocks while the batch is full, until the consumer takes
 // it or ctx ends (then it returns ctx's error and the row is not queued).
 func (q *Queue) AddRow(ctx context.Context, r OutboxRow, size int, pos Position) error {
-	return q.put(ctx, func(b *Batch) { q.addRow(b, r, size, pos) })
+	_, err := q.put(ctx, 1, func(b *Batch, _ int) { q.addRow(b, r, size, pos) })
+	return err
 }
 
 // AddRows queues rows of the open transaction, in order, as AddRow would
@@ -140,22 +141,7 @@ func (q *Queue) AddRow(ctx context.Context, r OutboxRow, size int, pos Position)
 // returns how many it queued: all of them, unless ctx ended while the
 // batch was full (then with ctx's error).
 func (q *Queue) AddRows(ctx context.Context, rows []OutboxRow, sizes []int, pos Position) (int, error) {
-	queued := 0
-	for {
-		q.mu.Lock()
-		for queued < len(rows) && !q.full() {
-			q.addRow(&q.cur, rows[queued], sizes[queued], pos)
-			queued++
-		}
-		q.mu.Unlock()
-		q.signal()
-		if queued == len(rows) {
-			return queued, nil
-		}
-		if err := q.wait(ctx); err != nil {
-			return queued, err
-		}
-	}
+	return q.put(ctx, len(rows), func(b *Batch, i int) { q.addRow(b, rows[i], sizes[i], pos) })
 }
 
 // addRow appends a row to b. Caller holds mu.
@@ -176,7 +162,7 @@ func (q *Queue) addRow(b *Batch, r OutboxRow, size int, pos Position) {
 // sees the end, so a row queued after it would not be covered. pos is the
 // binlog position after t. It blocks as AddRow does.
 func (q *Queue) EndTxn(ctx context.Context, t *Txn, pos Position) error {
-	return q.put(ctx, func(b *Batch) {
+	_, err := q.put(ctx, 1, func(b *Batch, _ int) {
 		if b.Done == nil {
 			b.Done, q.spare.Done = q.spare.Done, nil
 		}
@@ -184,23 +170,28 @@ func (q *Queue) EndTxn(ctx context.Context, t *Txn, pos Position) error {
 		b.Bytes += txnSize
 		b.Open, b.Pos, b.Heartbeat = false, pos, false
 	})
+	return err
 }
 
-// put applies add to the current batch once it has room; add runs with
-// mu held.
-func (q *Queue) put(ctx context.Context, add func(*Batch)) error {
+// put applies add(b, i) for i from 0 to n-1, in order, to the current
+// batch, as many at a time as it has room for, signalling the consumer
+// after each run; add runs with mu held. It returns how many it applied:
+// n, unless ctx ended while the batch was full (then with ctx's error).
+func (q *Queue) put(ctx context.Context, n int, add func(b *Batch, i int)) (int, error) {
+	done := 0
 	for {
 		q.mu.Lock()
-		if !q.full() {
-			add(&q.cur)
-			q.mu.Unlock()
-			q.signal()
-			return nil
+		for done < n && !q.full() {
+			add(&q.cur, done)
+			done++
 		}
 		q.mu.Unlock()
 		q.signal()
+		if done == n {
+			return done, nil
+		}
 		if err := q.wait(ctx); err != nil {
-			return err
+			return done, err
 		}
 	}
 }
