@@ -110,18 +110,48 @@ func PrivateApacheProxied(t testing.TB, cfg devenv.ApacheKafkaConfig) (*devenv.K
 	if !OnApache() {
 		t.Skipf("runs on the Apache Kafka pass (%s=apache)", BrokerEnv)
 	}
-	n := max(cfg.Nodes, 1)
-	proxies := make([]*KafkaProxy, n)
+	proxies, err := withProxies(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeProxies(proxies) })
+	k := newPrivateApache(t, cfg)
+	aimProxies(proxies, k.Apache)
+	return k, proxies
+}
+
+// withProxies gives every node of cfg the listener proxiedListener,
+// advertising a new KafkaProxy per node, and returns the proxies; aim
+// them at the nodes (aimProxies) once the cluster runs, and close them
+// (closeProxies) after it.
+func withProxies(cfg *devenv.ApacheKafkaConfig) ([]*KafkaProxy, error) {
+	proxies := make([]*KafkaProxy, max(cfg.Nodes, 1))
 	for i := range proxies {
-		proxies[i] = newTestProxy(t)
+		var err error
+		if proxies[i], err = newKafkaProxy(); err != nil {
+			closeProxies(proxies)
+			return nil, err
+		}
 	}
 	cfg.ExtraListeners = map[string]string{proxiedListener: "PLAINTEXT"}
 	cfg.Advertise = func(_ string, node int) string { return proxies[node].addr() }
-	k := newPrivateApache(t, cfg)
-	for i, addr := range k.Apache.ListenerAddrs(proxiedListener) {
+	return proxies, nil
+}
+
+// aimProxies points each proxy of withProxies at its node's listener.
+func aimProxies(proxies []*KafkaProxy, a *devenv.ApacheKafka) {
+	for i, addr := range a.ListenerAddrs(proxiedListener) {
 		proxies[i].setTarget(addr)
 	}
-	return k, proxies
+}
+
+// closeProxies closes the proxies that were started.
+func closeProxies(proxies []*KafkaProxy) {
+	for _, p := range proxies {
+		if p != nil {
+			p.close()
+		}
+	}
 }
 
 // UseProxies makes the router of e reach its Kafka through proxies.

@@ -76,31 +76,16 @@ func SharedCluster3(t testing.TB) *devenv.Kafka {
 // each node's listener proxiedListener, which advertises it.
 func startCluster3(ctx context.Context) (*devenv.ApacheKafka, []*KafkaProxy, error) {
 	cfg := Cluster3Config()
-	proxies := make([]*KafkaProxy, cfg.Nodes)
-	closeProxies := func() {
-		for _, p := range proxies {
-			if p != nil {
-				p.close()
-			}
-		}
-	}
-	for i := range proxies {
-		var err error
-		if proxies[i], err = newKafkaProxy(); err != nil {
-			closeProxies()
-			return nil, nil, err
-		}
-	}
-	cfg.ExtraListeners = map[string]string{proxiedListener: "PLAINTEXT"}
-	cfg.Advertise = func(_ string, node int) string { return proxies[node].addr() }
-	a, err := devenv.StartApacheKafka(ctx, cfg)
+	proxies, err := withProxies(&cfg)
 	if err != nil {
-		closeProxies()
 		return nil, nil, err
 	}
-	for i, addr := range a.ListenerAddrs(proxiedListener) {
-		proxies[i].setTarget(addr)
+	a, err := devenv.StartApacheKafka(ctx, cfg)
+	if err != nil {
+		closeProxies(proxies)
+		return nil, nil, err
 	}
+	aimProxies(proxies, a)
 	return a, proxies, nil
 }
 
@@ -124,9 +109,7 @@ func stopCluster3() {
 	if cluster3 != nil {
 		cluster3.Close()
 	}
-	for _, p := range cluster3Proxies {
-		p.close()
-	}
+	closeProxies(cluster3Proxies)
 }
 
 // healCluster continues paused nodes, starts stopped ones and waits until

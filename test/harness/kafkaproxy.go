@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -319,15 +318,4 @@ func decodeRequest(frame []byte) (kmsg.Request, error) {
 		return nil, err
 	}
 	return req, nil
-}
-
-// newTestProxy is a proxy closed at the end of the test.
-func newTestProxy(t testing.TB) *KafkaProxy {
-	t.Helper()
-	p, err := newKafkaProxy()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.close)
-	return p
 }
