@@ -168,15 +168,18 @@ func (w *dbzWorld) connector(e *env, s dbzSetup, prefix, snapshot string) map[st
 	return c
 }
 
-// runDebezium is the Debezium stage: the router and each Debezium setup
-// catch up bl on the Apache Kafka node, then the router and the tuned
-// setups follow live inserts at each rate.
-func runDebezium(ctx context.Context, e *env, o *options, bl backlog) (*dbzStage, error) {
+// runDebezium is the Debezium stage: on an Apache Kafka node warmed up
+// first (warmNode), the router and each Debezium setup catch up bl, then
+// the router and the tuned setups follow live inserts at each rate.
+func runDebezium(ctx context.Context, e *env, o *options, spec backlogSpec, bl backlog) (*dbzStage, error) {
 	w, err := newDbzWorld(ctx, e, o)
 	if err != nil {
 		return nil, err
 	}
 	defer w.Close()
+	if err := warmNode(ctx, w.env, o, spec); err != nil {
+		return nil, err
+	}
 	st := &dbzStage{Kafka: w.apache.Version(), Debezium: devenv.DebeziumVersion()}
 	if rel, ok := devenv.DebeziumReleases[st.Debezium]; ok {
 		st.Connect = rel.Connect
@@ -213,7 +216,7 @@ func runDebezium(ctx context.Context, e *env, o *options, bl backlog) (*dbzStage
 	// Another seed: the live stage's event ids must stay unused.
 	lo := *o
 	lo.Seed++
-	rl, err := runLive(ctx, ae, &lo)
+	rl, err := runLive(ctx, ae, &lo, "exactly-once")
 	if err != nil {
 		return st, fmt.Errorf("router live on Apache Kafka: %w", err)
 	}

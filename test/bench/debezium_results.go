@@ -135,6 +135,10 @@ func (st *dbzStage) print(w io.Writer) error {
 		fmt.Fprintf(tw, "catch-up of %s events: router %s, Debezium %s\t\t\t\n", thousands(float64(d.Events)), pair.delivery, pair.setup)
 		row("  events/s (from process start)", "", r.EventsPerSec, d.EventsPerSec)
 		row("  events/s after the first record", "", r.SteadyEventsPerSec, d.SteadyEventsPerSec)
+		if t, ok := dbzTarget(pair.delivery, pair.setup); ok && d.SteadyEventsPerSec != 0 {
+			t = newTarget(t.Name, r.SteadyEventsPerSec/d.SteadyEventsPerSec, t.Op, t.Limit, t.Unit)
+			fmt.Fprintf(tw, "    target: router/Debezium %s\t\t\t%s\n", t, passFail(t.Pass))
+		}
 		row("  CPU per 100k events (JVM included)", " s", r.CPUPer100k, d.CPUPer100k)
 		row("  CPU per 100k events after the first record", " s", r.CPUPer100k, d.SteadyCPUPer100k)
 		row("  peak RSS", " MB", mb(r.PeakRSSBytes), mb(d.PeakRSSBytes))

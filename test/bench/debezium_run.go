@@ -109,9 +109,7 @@ func (w *dbzWorld) catchup(ctx context.Context, o *options, s dbzSetup, bl backl
 	res.CPUPer100k = per100k(res.CPUSeconds, bl.Rows)
 	res.SteadyCPUPer100k = per100k((cpu - <-cpuAtFirst).Seconds(), bl.Rows)
 	watch.Stop()
-	if err := c.Stop(ctx); err != nil {
-		e.log.Warn().Err(err).Msg("stopping the worker")
-	}
+	stopWorker(ctx, e, c)
 	if res.Verified, err = verifyTopics(ctx, w.admin, w.apache.Brokers(), topics, bl.Rows, o.Timeout); err != nil {
 		return res, fmt.Errorf("verifying topics: %w", err)
 	}
@@ -216,9 +214,7 @@ func (w *dbzWorld) live(ctx context.Context, o *options, s dbzSetup) (dbzLive, e
 	st.CPUSeconds = cpu.Seconds()
 	st.PeakRSSBytes, _ = vmHWM(c.Pid())
 	cons.Stop()
-	if err := c.Stop(ctx); err != nil {
-		e.log.Warn().Err(err).Msg("stopping the worker")
-	}
+	stopWorker(ctx, e, c)
 	if st.Verified, err = verifyTopics(ctx, w.admin, w.apache.Brokers(), topics, expected, o.Timeout); err != nil {
 		return st, fmt.Errorf("verifying topics: %w", err)
 	}
@@ -241,4 +237,19 @@ func waitStreaming(ctx context.Context, c *devenv.Connect, name, prefix string) 
 		}
 	}
 	return nil
+}
+
+// workerStopWait bounds a worker's graceful stop. Kafka Connect 4.1's
+// shutdown hook can wait for good in its REST server's thread pool
+// (RestServer.stop, Jetty's Server.join) after the task has stopped.
+const workerStopWait = 30 * time.Second
+
+// stopWorker stops the worker gracefully, or kills it after
+// workerStopWait; what was measured is read from Kafka afterwards.
+func stopWorker(ctx context.Context, e *env, c *devenv.Connect) {
+	sctx, cancel := context.WithTimeout(ctx, workerStopWait)
+	defer cancel()
+	if err := c.Stop(sctx); err != nil {
+		e.log.Warn().Err(err).Msg("stopping the worker")
+	}
 }

@@ -25,28 +25,35 @@ type liveResult struct {
 	CPU          cpuUse       `json:"cpu_during_window"`
 }
 
-// liveStage is the router's part of the live stage.
+// liveStage is the router's part of the live stage, in one delivery
+// mode.
 type liveStage struct {
+	Delivery     string       `json:"delivery"`
 	Rates        []liveResult `json:"rates"`
 	PeakRSSBytes int64        `json:"router_peak_rss_bytes"`
 	CPUSeconds   float64      `json:"router_cpu_seconds"`
 	Verified     verification `json:"verified"`
 }
 
+// liveStream is the event generator's stream of each delivery mode's
+// live stage, so that their event ids differ (the Debezium stage's live
+// runs use another seed).
+var liveStream = map[string]uint64{"exactly-once": 1000, "at-least-once": 1001}
+
 // liveGrace is how long after a window the consumer may take to receive
 // the last committed events.
 const liveGrace = 15 * time.Second
 
-// runLive starts an exactly-once router at the current end of the binlog,
-// then runs the open-loop generator at each rate and matches each
+// runLive starts a router in delivery mode at the current end of the
+// binlog, then runs the open-loop generator at each rate and matches each
 // committed insert with its record in Kafka.
-func runLive(ctx context.Context, e *env, o *options) (liveStage, error) {
-	var st liveStage
+func runLive(ctx context.Context, e *env, o *options, delivery string) (liveStage, error) {
+	st := liveStage{Delivery: delivery}
 	start, err := binlogPos(ctx, e.db)
 	if err != nil {
 		return st, err
 	}
-	r := routerRun{Name: e.unique("live"), Prefix: e.unique("bench-live"), Delivery: "exactly-once", Start: start}
+	r := routerRun{Name: e.unique("live"), Prefix: e.unique("bench-live"), Delivery: delivery, Start: start}
 	topics := r.topics()
 	if err := e.admin.createTopics(ctx, o.Partitions, topics...); err != nil {
 		return st, err
@@ -72,7 +79,7 @@ func runLive(ctx context.Context, e *env, o *options) (liveStage, error) {
 		return st, err
 	}
 	defer p.Kill()
-	gen := newEventGen(o.Seed, 1000, o.Aggregates, o.PayloadBytes, 0.1)
+	gen := newEventGen(o.Seed, liveStream[delivery], o.Aggregates, o.PayloadBytes, 0.1)
 	// Warm up: one event through the whole path.
 	warm := []outboxEvent{gen.next()}
 	if _, err := db.ExecContext(ctx, string(appendOutboxInsert(nil, warm))); err != nil {
@@ -95,9 +102,9 @@ func runLive(ctx context.Context, e *env, o *options) (liveStage, error) {
 		cons.waitCount(ctx, expected, liveGrace)
 	}
 	for _, rate := range o.LiveRates {
-		e.log.Info().Int("rate", rate).Dur("window", o.LiveDuration).Msg("live: open-loop inserts")
+		e.log.Info().Str("delivery", delivery).Int("rate", rate).Dur("window", o.LiveDuration).Msg("live: open-loop inserts")
 		res := measureRate(ctx, e, o, db, gen, cons, p.Pid(), rate, &expected)
-		e.log.Info().Int("rate", rate).Float64("achieved", res.AchievedRate).Int("missed", res.Missed).
+		e.log.Info().Str("delivery", delivery).Int("rate", rate).Float64("achieved", res.AchievedRate).Int("missed", res.Missed).
 			Int("failed", res.Failed).Int("not_received", res.Lost).Float64("p50_ms", res.Latency.P50Ms).
 			Float64("p99_ms", res.Latency.P99Ms).Float64("max_ms", res.Latency.MaxMs).Msg("live: rate done")
 		st.Rates = append(st.Rates, res)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlog-router/binlog-router/internal/pipeline"
 	"github.com/binlog-router/binlog-router/internal/route"
 )
 
@@ -60,9 +61,9 @@ func producerOpts(brokers []string) []kgo.Opt {
 	return []kgo.Opt{
 		kgo.SeedBrokers(brokers...), kgo.ClientID("bench-raw-produce"),
 		kgo.RecordPartitioner(route.Partitioner()),
-		kgo.MaxBufferedRecords(10000),
-		kgo.MaxBufferedBytes(32 << 20),
-		kgo.ProducerBatchMaxBytes(1 << 20),
+		kgo.MaxBufferedRecords(pipeline.DefaultMaxBufferedRecords),
+		kgo.MaxBufferedBytes(pipeline.DefaultMaxBufferedBytes),
+		kgo.ProducerBatchMaxBytes(int32(pipeline.DefaultMaxMessageBytes)),
 		kgo.ProducerLinger(0),
 		kgo.ProducerBatchCompression(kgo.SnappyCompression()),
 	}

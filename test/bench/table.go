@@ -20,11 +20,7 @@ func (r *results) printTable(w io.Writer) error {
 	cpuLabel := "  CPU s: router / " + r.Machine.brokerCPU() + " / mariadbd / bench"
 	add := func(name, value string) { rows = append(rows, tableRow{name: name, value: value}) }
 	check := func(name, value string, t target) {
-		res := "FAIL"
-		if t.Pass {
-			res = "PASS"
-		}
-		rows = append(rows, tableRow{name, value, t.String(), res})
+		rows = append(rows, tableRow{name, value, t.String(), passFail(t.Pass)})
 	}
 	find := func(name string) (target, bool) {
 		for _, t := range r.Targets {
@@ -42,11 +38,7 @@ func (r *results) printTable(w io.Writer) error {
 		}
 	}
 	verified := func(name string, v verification) {
-		res := "FAIL"
-		if v.OK {
-			res = "PASS"
-		}
-		rows = append(rows, tableRow{name, v.String(), "exactly once each", res})
+		rows = append(rows, tableRow{name, v.String(), "exactly once each", passFail(v.OK)})
 	}
 
 	if b := r.Backlog; b != nil {
@@ -96,7 +88,7 @@ func (r *results) printTable(w io.Writer) error {
 			startup = fmt.Sprintf("median %s s, max %s s", f2(sp.MedianStartupSecs), f2(sp.MaxStartupSecs))
 		}
 		checkOrAdd(c.Label+": startup to first record (median)", "  startup to first record", startup)
-		add("  CPU per 100k events", f2(sp.MedianCPUPer100k)+" s"+map[bool]string{true: " (median)"}[sp.Runs > 1])
+		checkOrAdd(c.Label+": CPU per 100k events (median)", "  CPU per 100k events", f2(sp.MedianCPUPer100k)+" s"+map[bool]string{true: " (median)"}[sp.Runs > 1])
 		checkOrAdd(c.Label+": peak RSS (max)", "  peak RSS", f1(mb(sp.MaxPeakRSSBytes))+" MB"+map[bool]string{true: " (max of runs)"}[sp.Runs > 1])
 		add(cpuLabel, cpuSplit(c.CPU))
 		add("  other processes on the machine", f2(c.CPU.ForeignC)+" cores")
@@ -108,18 +100,26 @@ func (r *results) printTable(w io.Writer) error {
 			verified(name, run.Verified)
 		}
 	}
-	if l := r.Live; l != nil {
+	for _, l := range []*liveStage{r.Live, r.LiveAtLeastOnce} {
+		if l == nil {
+			continue
+		}
+		mode := ""
+		if l.Delivery != "exactly-once" {
+			mode = l.Delivery + " "
+		}
 		for _, x := range l.Rates {
-			add(fmt.Sprintf("live %s/s: achieved insert rate", thousands(float64(x.TargetRate))),
+			add(fmt.Sprintf("live %s%s/s: achieved insert rate", mode, thousands(float64(x.TargetRate))),
 				fmt.Sprintf("%s/s (%d missed, %d failed, %d not received)", thousands(x.AchievedRate), x.Missed, x.Failed, x.Lost))
-			add("  latency p50 / p99.9 / max", fmt.Sprintf("%s / %s / %s ms", f1(x.Latency.P50Ms), f1(x.Latency.P999Ms), f1(x.Latency.MaxMs)))
-			checkOrAdd(fmt.Sprintf("live %d/s: p99 latency", x.TargetRate), "  latency p99", f1(x.Latency.P99Ms)+" ms")
+			checkOrAdd(liveTargetName(l.Delivery, x.TargetRate, "p50"), "  latency p50", f1(x.Latency.P50Ms)+" ms")
+			checkOrAdd(liveTargetName(l.Delivery, x.TargetRate, "p99"), "  latency p99", f1(x.Latency.P99Ms)+" ms")
+			add("  latency p99.9 / max", fmt.Sprintf("%s / %s ms", f1(x.Latency.P999Ms), f1(x.Latency.MaxMs)))
 			add("  INSERT round trip p50 / p99", fmt.Sprintf("%s / %s ms", f1(x.InsertTime.P50Ms), f1(x.InsertTime.P99Ms)))
 			add(cpuLabel, cpuSplit(x.CPU))
 			add("  other processes on the machine", f2(x.CPU.ForeignC)+" cores")
 		}
-		checkOrAdd("live router: peak RSS", "live router: peak RSS", f1(mb(l.PeakRSSBytes))+" MB")
-		verified("live: records in Kafka (read_committed)", l.Verified)
+		checkOrAdd(liveStageName(l), liveStageName(l), f1(mb(l.PeakRSSBytes))+" MB")
+		verified(strings.TrimSpace("live "+mode)+": records in Kafka (read_committed)", l.Verified)
 	}
 	for _, b := range r.Broker {
 		add(fmt.Sprintf("broker alone, %s, %s/s", b.Mode.Label, thousands(float64(b.TargetRate))),
@@ -226,4 +226,11 @@ func othersNote(u cpuUse) string {
 		return ""
 	}
 	return fmt.Sprintf(" (other processes: %s cores)", f2(u.ForeignC))
+}
+
+func passFail(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
 }
