@@ -66,15 +66,10 @@ func fastest[T any](runs []T, match func(T) bool, rate func(T) float64) (T, bool
 	return out, found
 }
 
-// runs counts the catch-ups of setup, or of the router's delivery mode.
-func (st *dbzStage) runs(setup, delivery string) (n int) {
-	for _, c := range st.CatchupRuns {
-		if c.Setup == setup {
-			n++
-		}
-	}
-	for _, c := range st.RouterRuns {
-		if c.Delivery == delivery {
+// count is how many of runs match.
+func count[T any](runs []T, match func(T) bool) (n int) {
+	for _, r := range runs {
+		if match(r) {
 			n++
 		}
 	}
@@ -181,7 +176,8 @@ func (st *dbzStage) print(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(tw, "catch-up of %s events: router %s, Debezium %s%s\t\t\t\n", thousands(float64(d.Events)), pair.delivery, pair.setup,
-			bestOfNote(st.runs("", pair.delivery), st.runs(pair.setup, "")))
+			bestOfNote(count(st.RouterRuns, func(c catchupResult) bool { return c.Delivery == pair.delivery }),
+				count(st.CatchupRuns, func(c dbzCatchup) bool { return c.Setup == pair.setup })))
 		row("  events/s (from process start)", "", r.EventsPerSec, d.EventsPerSec)
 		row("  events/s after the first record", "", r.SteadyEventsPerSec, d.SteadyEventsPerSec)
 		if t, ok := dbzTarget(pair.delivery, pair.setup); ok && d.SteadyEventsPerSec != 0 {
