@@ -30,6 +30,15 @@ type Config struct {
 	// (--datetime-zone); nil: the server's (Server.DatetimeZone).
 	DatetimeZone *time.Location
 
+	// CheckPayloadJSON has the reader check each outbox row's payload for
+	// one JSON value in UTF-8 (jsonscan.Valid) while it decodes the row,
+	// and set OutboxRow.PayloadJSON when it is, so that what requires JSON
+	// (the route under --validate-json) need not read the payload again.
+	// For a UTF-8 text column a payload that passes skips the reader's
+	// UTF-8 check, which the JSON check includes; one that fails gets the
+	// UTF-8 check as without this setting.
+	CheckPayloadJSON bool
+
 	OnUpdate UpdatePolicy // UPDATE of an outbox row; default DefaultOnUpdate
 	Observer Observer     // counts; default no-op
 	// Guard, if set, sees the rows events and statements of every other

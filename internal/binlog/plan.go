@@ -17,6 +17,8 @@ type valueOptions struct {
 	uuid   UUIDBinary     // byte order of binary event ids; "" is UUIDStandard
 	zone   *time.Location // time zone of DATETIME values; nil: not known
 	noZone string         // why zone is nil
+	// checkJSON: check payloads for JSON (Config.CheckPayloadJSON).
+	checkJSON bool
 }
 
 // valueConvs returns the conversions of the mapped columns of tm, and the

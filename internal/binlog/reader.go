@@ -94,7 +94,8 @@ func Open(ctx context.Context, cfg Config) (*Reader, error) {
 	}
 	r := &Reader{cfg: cfg, db: db, server: server, outbox: newOutboxSet(cfg.Tables),
 		log: cfg.Logger.With().Str("component", "binlog").Logger()}
-	r.values = valueOptions{flavor: server.Flavor, uuid: cfg.UUIDBinary, zone: cfg.DatetimeZone}
+	r.values = valueOptions{flavor: server.Flavor, uuid: cfg.UUIDBinary, zone: cfg.DatetimeZone,
+		checkJSON: cfg.CheckPayloadJSON}
 	if r.values.zone == nil {
 		zone, err := server.DatetimeZone()
 		if err != nil {

@@ -24,6 +24,10 @@ type OutboxRow struct {
 	// PayloadBinary is set when the payload column is a binary string
 	// (BINARY, VARBINARY, a BLOB type): its bytes are not text.
 	PayloadBinary bool
+	// PayloadJSON is set when the reader checked the payload and found
+	// one JSON value in UTF-8 (Config.CheckPayloadJSON). False says
+	// nothing: not checked, or checked and not JSON.
+	PayloadJSON   bool
 	SchemaVersion []byte // decimal text of schema_version; nil when NULL or absent
 	Traceparent   []byte // W3C traceparent; nil when NULL or absent
 	Headers       []byte // JSON object text of the headers column; nil when NULL or absent

@@ -69,6 +69,9 @@ type table struct {
 	// payloadBinary: the payload column is a binary string (BINARY,
 	// VARBINARY, a BLOB type), copied to OutboxRow.PayloadBinary.
 	payloadBinary bool
+	// checkJSON: check payloads for JSON and set OutboxRow.PayloadJSON
+	// (Config.CheckPayloadJSON).
+	checkJSON bool
 }
 
 // columnName names the column at ordinal ord for errors.
@@ -176,7 +179,8 @@ func (c *tableCache) lookup(ctx context.Context, tm *replication.TableMapEvent, 
 	if len(c.byID) > 4096 {
 		clear(c.byID)
 	}
-	t := &table{db: string(tm.Schema), tbl: string(tm.Table), name: name, layout: layout, names: names, convs: convs, zone: zone}
+	t := &table{db: string(tm.Schema), tbl: string(tm.Table), name: name, layout: layout, names: names, convs: convs, zone: zone,
+		checkJSON: c.values.checkJSON}
 	for _, vc := range convs {
 		if vc.field == fieldPayload && vc.charset == "binary" {
 			t.payloadBinary = true

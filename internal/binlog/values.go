@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/binlog-router/binlog-router/internal/jsonscan"
 	"github.com/binlog-router/binlog-router/internal/schema"
 )
 
@@ -42,19 +43,32 @@ type valueConv struct {
 	sign string
 }
 
-// convert applies the table's conversions to r's mapped columns.
+// convert applies the table's conversions to r's mapped columns and,
+// when the table checks payloads for JSON, sets r.PayloadJSON. A UTF-8
+// payload that is JSON needs no UTF-8 check of its own: JSON in UTF-8 is
+// what jsonscan.Valid checks, in the same pass.
 func (t *table) convert(r *OutboxRow) error {
+	checked := false
 	for i := range t.convs {
 		vc := &t.convs[i]
 		p := fieldBytes(r, vc.field)
 		if p == nil || *p == nil {
 			continue
 		}
+		if vc.field == fieldPayload && vc.check && t.checkJSON {
+			checked = true
+			if r.PayloadJSON = jsonscan.Valid(*p); r.PayloadJSON {
+				continue
+			}
+		}
 		v, err := vc.apply(*p)
 		if err != nil {
 			return err
 		}
 		*p = v
+	}
+	if t.checkJSON && !checked && r.Payload != nil {
+		r.PayloadJSON = jsonscan.Valid(r.Payload)
 	}
 	return nil
 }

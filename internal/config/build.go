@@ -67,19 +67,20 @@ func (c *Config) ReaderConfig(log zerolog.Logger, obs binlog.Observer) binlog.Co
 	tlsCfg := c.readerTLS()     // first: resolves the password file too if Validate was not called
 	zone, _ := c.datetimeZone() // an invalid zone is reported by Validate
 	return binlog.Config{
-		Addr:         c.MySQLAddr,
-		User:         c.MySQLUser,
-		Password:     c.MySQLPassword,
-		TLS:          tlsCfg,
-		ServerID:     uint32(c.ServerID),
-		Tables:       c.Tables(),
-		Columns:      c.Columns,
-		UUIDBinary:   binlog.UUIDBinary(c.UUIDBinaryLayout),
-		DatetimeZone: zone,
-		OnUpdate:     binlog.UpdatePolicy(c.OnUpdate),
-		Observer:     obs,
-		EventCache:   c.EventCache,
-		Logger:       log,
+		Addr:             c.MySQLAddr,
+		User:             c.MySQLUser,
+		Password:         c.MySQLPassword,
+		TLS:              tlsCfg,
+		ServerID:         uint32(c.ServerID),
+		Tables:           c.Tables(),
+		Columns:          c.Columns,
+		UUIDBinary:       binlog.UUIDBinary(c.UUIDBinaryLayout),
+		DatetimeZone:     zone,
+		OnUpdate:         binlog.UpdatePolicy(c.OnUpdate),
+		CheckPayloadJSON: c.ValidateJSON,
+		Observer:         obs,
+		EventCache:       c.EventCache,
+		Logger:           log,
 	}
 }
 

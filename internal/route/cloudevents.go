@@ -3,8 +3,10 @@ package route
 import (
 	"time"
 
-	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
+	"github.com/binlog-router/binlog-router/internal/jsonscan"
 )
 
 // Header keys of the CloudEvents Kafka protocol binding (binary content
@@ -71,7 +73,7 @@ func (r *Router) payloadKind(row *binlog.OutboxRow) payloadKind {
 		return payloadJSON
 	case row.PayloadBinary:
 		return payloadBinary
-	case validJSON(row.Payload):
+	case jsonscan.Valid(row.Payload):
 		return payloadJSON
 	}
 	return payloadText

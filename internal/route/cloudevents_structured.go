@@ -5,8 +5,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
 )
 
 // structuredValue returns the CloudEvents structured content mode value

@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
 )
 
 func TestRowErrors(t *testing.T) {

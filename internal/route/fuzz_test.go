@@ -9,8 +9,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
 )
 
 // FuzzTemplate parses arbitrary templates. New must never panic; when it

@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/jsonscan"
 )
 
 // Header keys the router sets itself. The public inbox package repeats
@@ -221,7 +223,7 @@ func hex4(b []byte) rune {
 	}
 	var r rune
 	for _, c := range b[:4] {
-		v := hexVal[c]
+		v := jsonscan.HexValue[c]
 		if v < 0 {
 			return -1
 		}
@@ -229,20 +231,6 @@ func hex4(b []byte) rune {
 	}
 	return r
 }
-
-var hexVal = func() (t [256]int8) {
-	for i := range t {
-		t[i] = -1
-	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = int8(c - '0')
-	}
-	for c := 'a'; c <= 'f'; c++ {
-		t[c] = int8(c - 'a' + 10)
-		t[c-'a'+'A'] = int8(c - 'a' + 10)
-	}
-	return t
-}()
 
 // jsonKind names the JSON type of the value starting with c.
 func jsonKind(c byte) string {

@@ -3,11 +3,12 @@ package route
 import (
 	"testing"
 
-	"github.com/binlog-router/binlog-router/inbox"
-	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/inbox"
+	"github.com/binlog-router/binlog-router/internal/binlog"
 )
 
 func h(k, v string) kgo.RecordHeader { return kgo.RecordHeader{Key: k, Value: []byte(v)} }

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
 )
 
 const testEventID = "3f2c8a4e-9b1d-4c6e-8f0a-1b2c3d4e5f60"

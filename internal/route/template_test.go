@@ -4,9 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/binlog-router/binlog-router/internal/binlog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/binlog-router/binlog-router/internal/binlog"
 )
 
 func TestTopicTemplate(t *testing.T) {

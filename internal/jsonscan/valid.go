@@ -1,21 +1,19 @@
-package route
+package jsonscan
 
 import (
 	"unicode/utf8"
-
-	"github.com/binlog-router/binlog-router/internal/jsonscan"
 )
 
 // maxJSONDepth is encoding/json's nesting limit (maxNestingDepth in its
 // scanner.go): a document with more than this many containers open at once
-// is not valid JSON to json.Valid, so it is not to validJSON either.
+// is not valid JSON to json.Valid, so it is not to Valid either.
 const maxJSONDepth = 10000
 
-// validJSON reports whether b is exactly one JSON value in UTF-8,
+// Valid reports whether b is exactly one JSON value in UTF-8,
 // optionally surrounded by space, tab, CR or LF. It returns what
 // encoding/json.Valid(b) && utf8.Valid(b) return for every input
-// (FuzzValidJSON holds it to that), faster than json.Valid alone
-// (BenchmarkValidJSON against BenchmarkJSONValidStd): one pass, no
+// (FuzzValid holds it to that), faster than json.Valid alone
+// (BenchmarkValid against BenchmarkJSONValidStd): one pass, no
 // recursion, and no allocation unless containers nest more than 64 deep.
 //
 // RFC 8259 requires JSON text exchanged between systems to be UTF-8, so
@@ -24,7 +22,7 @@ const maxJSONDepth = 10000
 // Lone surrogate escapes (\ud800) are valid syntax and accepted, as by
 // json.Valid. Outside strings every byte must be ASCII JSON syntax (a BOM
 // is invalid).
-func validJSON(b []byte) bool {
+func Valid(b []byte) bool {
 	n := len(b)
 	i := 0
 	// The open containers, innermost in bit 0 of kinds (1 = object). Levels
@@ -161,7 +159,7 @@ func jsonKeyEnd(b []byte, i int) int {
 func jsonStringEnd(b []byte, i int) int {
 	n := len(b)
 	for {
-		if i = jsonscan.PlainEnd(b, i); i >= n {
+		if i = PlainEnd(b, i); i >= n {
 			return -1
 		}
 		switch b[i] {
@@ -175,7 +173,7 @@ func jsonStringEnd(b []byte, i int) int {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
-				if n-i < 6 || hexVal[b[i+2]]|hexVal[b[i+3]]|hexVal[b[i+4]]|hexVal[b[i+5]] < 0 {
+				if n-i < 6 || HexValue[b[i+2]]|HexValue[b[i+3]]|HexValue[b[i+4]]|HexValue[b[i+5]] < 0 {
 					return -1
 				}
 				i += 6

@@ -1,4 +1,4 @@
-package route
+package jsonscan
 
 import (
 	"encoding/json"
@@ -102,40 +102,40 @@ var jsonValidCases = []struct {
 	{`/**/1`, false}, {`1//`, false}, {`'a'`, false}, {`<`, false}, {`:`, false}, {`,`, false},
 }
 
-// reference is what validJSON must return: encoding/json's answer for
+// reference is what Valid must return: encoding/json's answer for
 // syntax, and RFC 8259's UTF-8 requirement, which json.Valid does not
 // check inside strings.
 func reference(b []byte) bool { return json.Valid(b) && utf8.Valid(b) }
 
-func TestValidJSONTable(t *testing.T) {
+func TestValidTable(t *testing.T) {
 	for _, tt := range jsonValidCases {
 		std := reference([]byte(tt.in))
 		if std != tt.want {
 			t.Errorf("reference(%q) = %v; the table says %v (did encoding/json change?)", tt.in, std, tt.want)
 		}
-		if got := validJSON([]byte(tt.in)); got != std {
-			t.Errorf("validJSON(%q) = %v, reference = %v", tt.in, got, std)
+		if got := Valid([]byte(tt.in)); got != std {
+			t.Errorf("Valid(%q) = %v, reference = %v", tt.in, got, std)
 		}
 	}
 }
 
-// TestValidJSONPrefixes checks every prefix of some valid documents: all
+// TestValidPrefixes checks every prefix of some valid documents: all
 // but the whole are cut short somewhere.
-func TestValidJSONPrefixes(t *testing.T) {
+func TestValidPrefixes(t *testing.T) {
 	for _, doc := range []string{realisticPayload(), `{"a":[1,-2.5e+3,true,false,null,"\u00e9\n"],"b":{}}`} {
 		for i := range len(doc) + 1 {
 			in := []byte(doc[:i])
-			if got, want := validJSON(in), reference(in); got != want {
-				t.Errorf("validJSON(%q) = %v, reference = %v", in, got, want)
+			if got, want := Valid(in), reference(in); got != want {
+				t.Errorf("Valid(%q) = %v, reference = %v", in, got, want)
 			}
 		}
 	}
 }
 
-// TestValidJSONDepth checks nesting around the 64 levels held in a word and
+// TestValidDepth checks nesting around the 64 levels held in a word and
 // around encoding/json's limit, with arrays and objects mixed so that a
 // wrongly remembered kind closes with the wrong bracket.
-func TestValidJSONDepth(t *testing.T) {
+func TestValidDepth(t *testing.T) {
 	const seed = 1 // fixed: the test must be reproducible
 	rng := rand.New(rand.NewPCG(seed, seed))
 	for _, depth := range []int{1, 2, 63, 64, 65, 66, 127, 128, 129, 200, maxJSONDepth - 1, maxJSONDepth, maxJSONDepth + 1} {
@@ -155,8 +155,8 @@ func TestValidJSONDepth(t *testing.T) {
 			close.Write(closers)
 			check := func(doc string) {
 				t.Helper()
-				if got, want := validJSON([]byte(doc)), reference([]byte(doc)); got != want {
-					t.Errorf("depth %d (%s), %d bytes: validJSON = %v, reference = %v", depth, mix, len(doc), got, want)
+				if got, want := Valid([]byte(doc)), reference([]byte(doc)); got != want {
+					t.Errorf("depth %d (%s), %d bytes: Valid = %v, reference = %v", depth, mix, len(doc), got, want)
 				}
 			}
 			check(open.String() + "1" + close.String())
@@ -174,28 +174,27 @@ func TestValidJSONDepth(t *testing.T) {
 	// Going back up and down again reuses the spilled levels.
 	doc := strings.Repeat("[", 100) + strings.Repeat("]", 30) + "," + strings.Repeat(`{"a":[`, 30) +
 		strings.Repeat("]}", 30) + strings.Repeat("]", 70)
-	if !json.Valid([]byte(doc)) || !validJSON([]byte(doc)) {
-		t.Errorf("down 100, up 30, down 60, up 100: json.Valid = %v, validJSON = %v", json.Valid([]byte(doc)), validJSON([]byte(doc)))
+	if !json.Valid([]byte(doc)) || !Valid([]byte(doc)) {
+		t.Errorf("down 100, up 30, down 60, up 100: json.Valid = %v, Valid = %v", json.Valid([]byte(doc)), Valid([]byte(doc)))
 	}
 }
 
-func TestValidJSONDoesNotAllocate(t *testing.T) {
+func TestValidDoesNotAllocate(t *testing.T) {
 	p := []byte(realisticPayload())
 	deep64 := []byte(strings.Repeat("[", 64) + strings.Repeat("]", 64))
-	if n := testing.AllocsPerRun(100, func() { validJSON(p); validJSON(deep64) }); n != 0 {
-		t.Errorf("validJSON allocates %v times per call", n)
+	if n := testing.AllocsPerRun(100, func() { Valid(p); Valid(deep64) }); n != 0 {
+		t.Errorf("Valid allocates %v times per call", n)
 	}
 }
 
-// FuzzValidJSON holds validJSON to reference (json.Valid and UTF-8) on
+// FuzzValid holds Valid to reference (json.Valid and UTF-8) on
 // arbitrary bytes, as they are and nested 70 deep, past the levels that
 // fit in a word.
-func FuzzValidJSON(f *testing.F) {
+func FuzzValid(f *testing.F) {
 	for _, tt := range jsonValidCases {
 		f.Add([]byte(tt.in))
 	}
 	f.Add([]byte(realisticPayload()))
-	f.Add(benchPayload(500))
 	const (
 		wrapOpen  = `[{"k":[{"k":[{"k":[{"k":[{"k":[{"k":[{"k":[{"k":[{"k":[{"k":`
 		wrapClose = `}]}]}]}]}]}]}]}]}]}]`
@@ -203,12 +202,12 @@ func FuzzValidJSON(f *testing.F) {
 	outer := strings.Repeat("[", 70-len(wrapClose))
 	outerClose := strings.Repeat("]", 70-len(wrapClose))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := validJSON(b), reference(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, reference = %v", b, got, want)
+		if got, want := Valid(b), reference(b); got != want {
+			t.Fatalf("Valid(%q) = %v, reference = %v", b, got, want)
 		}
 		w := []byte(outer + wrapOpen + string(b) + wrapClose + outerClose)
-		if got, want := validJSON(w), reference(w); got != want {
-			t.Fatalf("nested 70 deep: validJSON(%q) = %v, reference = %v", w, got, want)
+		if got, want := Valid(w), reference(w); got != want {
+			t.Fatalf("nested 70 deep: Valid(%q) = %v, reference = %v", w, got, want)
 		}
 	})
 }
@@ -256,13 +255,13 @@ func jsonBenchPayloads(b *testing.B) []struct {
 	}{{"payload500", small}, {"payload64KiB", big}}
 }
 
-func BenchmarkValidJSON(b *testing.B) {
+func BenchmarkValid(b *testing.B) {
 	for _, c := range jsonBenchPayloads(b) {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.p)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if !validJSON(c.p) {
+				if !Valid(c.p) {
 					b.Fatal("invalid")
 				}
 			}
@@ -270,7 +269,7 @@ func BenchmarkValidJSON(b *testing.B) {
 	}
 }
 
-// BenchmarkJSONValidStd is BenchmarkValidJSON with encoding/json.Valid,
+// BenchmarkJSONValidStd is BenchmarkValid with encoding/json.Valid,
 // for comparison.
 func BenchmarkJSONValidStd(b *testing.B) {
 	for _, c := range jsonBenchPayloads(b) {
