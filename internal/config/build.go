@@ -67,17 +67,19 @@ func (c *Config) ReaderConfig(log zerolog.Logger, obs binlog.Observer) binlog.Co
 	tlsCfg := c.readerTLS()     // first: resolves the password file too if Validate was not called
 	zone, _ := c.datetimeZone() // an invalid zone is reported by Validate
 	return binlog.Config{
-		Addr:             c.MySQLAddr,
-		User:             c.MySQLUser,
-		Password:         c.MySQLPassword,
-		TLS:              tlsCfg,
-		ServerID:         uint32(c.ServerID),
-		Tables:           c.Tables(),
-		Columns:          c.Columns,
-		UUIDBinary:       binlog.UUIDBinary(c.UUIDBinaryLayout),
-		DatetimeZone:     zone,
-		OnUpdate:         binlog.UpdatePolicy(c.OnUpdate),
-		CheckPayloadJSON: c.ValidateJSON,
+		Addr:         c.MySQLAddr,
+		User:         c.MySQLUser,
+		Password:     c.MySQLPassword,
+		TLS:          tlsCfg,
+		ServerID:     uint32(c.ServerID),
+		Tables:       c.Tables(),
+		Columns:      c.Columns,
+		UUIDBinary:   binlog.UUIDBinary(c.UUIDBinaryLayout),
+		DatetimeZone: zone,
+		OnUpdate:     binlog.UpdatePolicy(c.OnUpdate),
+		// With contracts the route decodes each payload that has one, which
+		// answers --validate-json too: the reader's check would read it twice.
+		CheckPayloadJSON: c.ValidateJSON && c.ContractsDir == "",
 		Observer:         obs,
 		EventCache:       c.EventCache,
 		Logger:           log,

@@ -47,6 +47,12 @@ func TestDefaultsAreTheComponents(t *testing.T) {
 	assert.Equal(t, binlog.DefaultOnUpdate, r.OnUpdate)
 	assert.Equal(t, binlog.DefaultUUIDBinary, r.UUIDBinary)
 	assert.Equal(t, binlog.DefaultEventCache, r.EventCache)
+	assert.True(t, r.CheckPayloadJSON, "--validate-json: the reader checks payloads")
+
+	c.ValidateJSON = false
+	assert.False(t, c.ReaderConfig(zerolog.Nop(), nil).CheckPayloadJSON)
+	c.ValidateJSON, c.ContractsDir = true, "contracts"
+	assert.False(t, c.ReaderConfig(zerolog.Nop(), nil).CheckPayloadJSON, "the route's contract decoding checks JSON")
 }
 
 // TestReplayConfig: replay gets the router's records, Kafka options and
