@@ -320,7 +320,9 @@ func (l *Loop) emit(ctx context.Context, row *binlog.OutboxRow, txn *binlog.Txn)
 		}
 	}
 	if err == nil {
-		err = l.produce(ctx, rec)
+		if err = l.produce(ctx, rec); err == nil {
+			return rec, nil // before tl, whose address errors.As takes: no allocation per row
+		}
 		var tl *kafka.TooLargeError
 		if !errors.As(err, &tl) {
 			return rec, err
