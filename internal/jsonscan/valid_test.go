@@ -255,29 +255,19 @@ func jsonBenchPayloads(b *testing.B) []struct {
 	}{{"payload500", small}, {"payload64KiB", big}}
 }
 
-func BenchmarkValid(b *testing.B) {
-	for _, c := range jsonBenchPayloads(b) {
-		b.Run(c.name, func(b *testing.B) {
-			b.SetBytes(int64(len(c.p)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if !Valid(c.p) {
-					b.Fatal("invalid")
-				}
-			}
-		})
-	}
-}
+func BenchmarkValid(b *testing.B) { benchValid(b, Valid) }
 
 // BenchmarkJSONValidStd is BenchmarkValid with encoding/json.Valid,
 // for comparison.
-func BenchmarkJSONValidStd(b *testing.B) {
+func BenchmarkJSONValidStd(b *testing.B) { benchValid(b, json.Valid) }
+
+func benchValid(b *testing.B, valid func([]byte) bool) {
 	for _, c := range jsonBenchPayloads(b) {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.p)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if !json.Valid(c.p) {
+				if !valid(c.p) {
 					b.Fatal("invalid")
 				}
 			}
