@@ -36,6 +36,9 @@ type ApacheKafkaConfig struct {
 	FormatArgs []string
 	// Heap is the JVM's -Xmx; empty means 384m.
 	Heap string
+	// TempDir is where the cluster's directory (the nodes' log.dirs with
+	// it) is made; empty means the system's temporary directory.
+	TempDir string
 	// JVMFlags replace the default JIT and GC flags (C1 only and the serial
 	// collector, which start fast and stay light on two cores); the
 	// benchmark passes {"-XX:+UseG1GC"} for the full JIT.
@@ -94,7 +97,7 @@ func StartApacheKafka(ctx context.Context, cfg ApacheKafkaConfig) (*ApacheKafka,
 }
 
 func startApacheOnce(ctx context.Context, cfg ApacheKafkaConfig, java, jars string) (*ApacheKafka, error) {
-	dir, err := os.MkdirTemp("", "devenv-kafka-")
+	dir, err := os.MkdirTemp(cfg.TempDir, "devenv-kafka-")
 	if err != nil {
 		return nil, fmt.Errorf("creating kafka temp dir: %w", err)
 	}

@@ -230,8 +230,10 @@ func (p *Producer) Flush(ctx context.Context) error {
 }
 
 // Commit ends the open transaction with a commit; call it after a Flush
-// that left Err nil. When it returns nil, every record produced in the
-// transaction is visible to read_committed consumers. On an error the
+// that left Err nil. When it returns nil the coordinator has decided to
+// commit: every record produced in the transaction becomes visible to
+// read_committed consumers once the broker has written its commit
+// markers, which it does after the reply. On an error the
 // transaction stays open here (Abort or Drop it): the outcome is unknown
 // when Retriable(err), and the records are lost to a fence or timeout
 // when StaleEpoch(err).

@@ -77,7 +77,7 @@ func startApache(ctx context.Context, o *options) (*devenv.ApacheKafka, error) {
 		k, v, _ := strings.Cut(kv, "=")
 		props[k] = v
 	}
-	a, err := devenv.StartApacheKafka(ctx, devenv.ApacheKafkaConfig{Heap: apacheHeap, JVMFlags: apacheJVMFlags, Props: props})
+	a, err := devenv.StartApacheKafka(ctx, devenv.ApacheKafkaConfig{Heap: apacheHeap, JVMFlags: apacheJVMFlags, Props: props, TempDir: o.KafkaDir})
 	if err != nil {
 		return nil, fmt.Errorf("starting Apache Kafka: %w", err)
 	}
@@ -86,7 +86,8 @@ func startApache(ctx context.Context, o *options) (*devenv.ApacheKafka, error) {
 
 // apacheSide presents node a as a run's Kafka; Close stops the node.
 func apacheSide(a *devenv.ApacheKafka) *kafkaSide {
-	desc := fmt.Sprintf("Apache Kafka %s (1 KRaft node, %s, -Xmx%s, G1)", a.Version(), javaVersion(a.Java()), apacheHeap)
+	desc := fmt.Sprintf("Apache Kafka %s (1 KRaft node, %s, -Xmx%s, G1, data in %s)",
+		a.Version(), javaVersion(a.Java()), apacheHeap, filepath.Dir(a.Dir()))
 	return &kafkaSide{Brokers: a.Brokers(), CPUName: "kafka JVM", Desc: desc,
 		Pid: func() int { return a.Pid(0) }, Close: a.Close}
 }

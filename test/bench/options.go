@@ -41,6 +41,7 @@ type options struct {
 	Runs         int           // repetitions of the raw limits and the catch-ups (best is reported)
 	Kafka        string        // the broker: kfake (default, its own process) or apache (a private Apache Kafka node)
 	KafkaProps   []string      // extra KEY=VALUE server properties of every Apache Kafka node
+	KafkaDir     string        // directory the Apache Kafka nodes' data goes in; "" is the system's temporary directory
 	Quick        bool
 }
 
@@ -100,6 +101,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.Runs, "runs", o.Runs, "repetitions of the raw limits and the catch-ups; the fastest run is reported, the median beside it")
 	fs.Var((*stringList)(&o.RouterArgs), "router-args", "extra flags of every router run, comma separated (e.g. --kafka-timeout=24h)")
 	fs.StringVar(&o.Kafka, "kafka", o.Kafka, "the broker: kfake, or apache for a private Apache Kafka node (needs java and mvn; the jars are fetched once, see make kafka-jars)")
+	fs.StringVar(&o.KafkaDir, "kafka-dir", o.KafkaDir, "directory the Apache Kafka nodes' data goes in (default: the system's temporary directory; a tmpfs such as /dev/shm takes the disk's page-fault costs out of the broker's CPU, see BENCHMARKS.md)")
 	fs.Var((*stringList)(&o.KafkaProps), "kafka-props", "extra KEY=VALUE server properties of the Apache Kafka nodes (-kafka=apache and the debezium stage), comma separated (e.g. add.partitions.to.txn.retry.backoff.ms=2)")
 	fs.BoolVar(&o.Quick, "quick", o.Quick, "shrink every size about 10x (sizes set explicitly are kept)")
 }
