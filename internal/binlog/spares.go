@@ -4,8 +4,8 @@ package binlog
 // would not do: the reader starts a batch while the consumer still holds
 // the one before, and a batch that only ended transactions returns no row
 // slice, so after it the single spare would be empty and a batch would
-// make a new slice. Each is a slice some batch filled, so the spares are
-// bounded by the queue's row bound.
+// make a new slice. Each slice is at most what a batch holds, so the
+// spares are bounded by the queue's bounds.
 type spares[T any] [2][]T
 
 // get removes and returns the larger spare, or nil when there is none.
