@@ -29,9 +29,8 @@ type Queue struct {
 
 	mu     sync.Mutex
 	cur    Batch
-	rows   spares[OutboxRow] // row slices of recycled batches
-	done   spares[*Txn]      // Done slices of recycled batches
-	last   int               // rows of the last batch taken: the capacity of a new one
+	spare  Batch // slices of a recycled batch, for the next one
+	last   int   // rows of the last batch taken: the capacity of a new one
 	closed bool
 	err    error
 
@@ -75,8 +74,12 @@ func (q *Queue) Recycle(b Batch) {
 	clear(b.Rows) // no references into decoded packets stay behind
 	clear(b.Done)
 	q.mu.Lock()
-	q.rows.put(b.Rows)
-	q.done.put(b.Done)
+	if cap(b.Rows) > cap(q.spare.Rows) {
+		q.spare.Rows = b.Rows[:0]
+	}
+	if cap(b.Done) > cap(q.spare.Done) {
+		q.spare.Done = b.Done[:0]
+	}
 	q.mu.Unlock()
 }
 
@@ -144,7 +147,7 @@ func (q *Queue) AddRows(ctx context.Context, rows []OutboxRow, sizes []int, pos 
 // addRow appends a row to b. Caller holds mu.
 func (q *Queue) addRow(b *Batch, r OutboxRow, size int, pos Position) {
 	if b.Rows == nil {
-		b.Rows = q.rows.get()
+		b.Rows, q.spare.Rows = q.spare.Rows, nil
 		if b.Rows == nil { // nothing recycled: size it like the last one
 			b.Rows = make([]OutboxRow, 0, min(max(q.last, 16), q.maxRows))
 		}
@@ -161,7 +164,7 @@ func (q *Queue) addRow(b *Batch, r OutboxRow, size int, pos Position) {
 func (q *Queue) EndTxn(ctx context.Context, t *Txn, pos Position) error {
 	_, err := q.put(ctx, 1, func(b *Batch, _ int) {
 		if b.Done == nil {
-			b.Done = q.done.get()
+			b.Done, q.spare.Done = q.spare.Done, nil
 		}
 		b.Done = append(b.Done, t)
 		b.Bytes += txnSize
