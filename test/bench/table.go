@@ -125,6 +125,9 @@ func (r *results) printTable(w io.Writer) error {
 		add(fmt.Sprintf("broker alone, %s, %s/s", b.Mode.Label, thousands(float64(b.TargetRate))),
 			fmt.Sprintf("%d of %d received, %d transactions", b.Received, b.Produced, b.Transactions))
 		add("  latency p50 / p99 / p99.9 / max", fmt.Sprintf("%s / %s / %s / %s ms", f1(b.Latency.P50Ms), f1(b.Latency.P99Ms), f1(b.Latency.P999Ms), f1(b.Latency.MaxMs)))
+		if b.CPU.Seconds > 0 {
+			add(cpuLabel, cpuSplit(b.CPU))
+		}
 	}
 	for _, s := range r.Stress {
 		add("stress, "+s.Label+": throughput", fmt.Sprintf("%s ev/s, %s MB/s (%s s wall)", thousands(s.EventsPerSec), f1(s.MBPerSec), f2(s.WallSeconds)))
