@@ -52,10 +52,22 @@ func recoverStage(log string) string {
 	return stage
 }
 
+// recoveryPublished returns the records a recovery of name has committed
+// so far, over all its runs, as its progress in the router's checkpoint
+// record says (0 when the record holds none).
+func recoveryPublished(e *harness.Env, name string) int64 {
+	cp, err := e.Checkpoint(name)
+	if err != nil || cp.Recovery == nil {
+		return 0
+	}
+	return cp.Recovery.Published
+}
+
 // TestRecoverKill: the router publishes under a continuous load and
 // stops; 50,000 rows more are committed and their binlog purged, so run
 // exits 3. recover --since-checkpoint is SIGKILLed at random points (at
-// least 5 times: most while it publishes, one in its last transaction,
+// least 5 times: most while it publishes, after it has committed some
+// (or, on kfake, at a produce request), one in its last transaction,
 // which holds the checkpoint) and restarted each time, then runs to its
 // end; the router's checkpoint moves only with that last transaction,
 // the earlier ones store the recovery's progress in its record, from
@@ -120,11 +132,21 @@ func TestRecoverKill(t *testing.T) {
 				return strings.Contains(out(), "the checkpoint at the snapshot") || !rec.Running()
 			})
 		} else {
+			base := recoveryPublished(e, name)
 			harness.Eventually(t, 2*time.Minute, "recover reaches its snapshot", func() bool {
 				return strings.Contains(out(), "snapshot started") || !rec.Running()
 			})
 			if watch == nil || killed%2 == 0 {
-				time.Sleep(harness.RandDur(rng, 300*time.Millisecond, 2*time.Second))
+				// While it publishes, once it has committed a random
+				// share of the first half of what is left (a kill timed
+				// by the clock would miss a fast recovery), or else in
+				// its last transaction.
+				left := max(int64(gap)-base, 2)
+				target := base + 1 + rng.Int64N(left/2)
+				harness.Eventually(t, 2*time.Minute, "recover commits some rows", func() bool {
+					return !rec.Running() || strings.Contains(out(), "the checkpoint at the snapshot") ||
+						recoveryPublished(e, name) >= target
+				})
 			}
 		}
 		switch {
